@@ -1,0 +1,169 @@
+"""The ``gputui`` command line.
+
+This module must stay cheap to import: ``gputui --help`` and ``--version`` answer without loading
+Textual, torch, TensorFlow or NVML. Each command's implementation is imported only when it runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import signal
+import sys
+from collections.abc import Callable, Sequence
+
+from gputui import __version__
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
+
+DESCRIPTION = """\
+Watch, launch and attach to GPU training jobs on SLURM clusters.
+
+With no command, opens the terminal UI on your jobs. With --log FILE, runs headless
+(for compute nodes): GPU and host samples are appended to FILE as JSON lines."""
+
+EPILOG = """\
+examples:
+  gputui demo                       everything locally: simulated GPUs + a real small training run
+  gputui attach 123456              probe every node of job 123456 and follow its output
+  gputui run -N 2 --gpus-per-node 4 -- python train.py
+  gputui --log gpu.jsonl --interval 2      headless sampling on a compute node
+  gputui replay gpu.jsonl           look at a recorded run again
+
+records and their schema: docs/records.md"""
+
+
+class CommandError(Exception):
+    """A user-facing failure: printed as one line ``gputui: error: ...``, exit status 1."""
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be greater than 0")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
+    return value
+
+
+def _add_sampling_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--interval", type=_positive_float, default=1.0, metavar="S",
+                        help="seconds between samples (default 1)")
+    parser.add_argument("--backend", default="auto", choices=("auto", "nvidia", "amd", "sim", "none"),
+                        help="GPU backend (default auto: NVML, then ROCm/amdgpu sysfs; sim is simulated)")
+    stop = parser.add_mutually_exclusive_group()
+    stop.add_argument("--count", type=_positive_int, metavar="N", help="stop after N samples per GPU")
+    stop.add_argument("--duration", type=_positive_float, metavar="S", help="stop after S seconds")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole command-line grammar (cheap: no command module is imported)."""
+    parser = argparse.ArgumentParser(prog="gputui", description=DESCRIPTION, epilog=EPILOG,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"gputui {__version__}")
+    parser.add_argument("--log", metavar="FILE",
+                        help="headless: append GPU and host samples to FILE as JSON lines ('-' = stdout)")
+    _add_sampling_options(parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    attach = sub.add_parser("attach", help="attach to a running job: probe its nodes, follow its output")
+    attach.add_argument("jobid", help="Slurm job id (123, array 123_4, het 123+1)")
+
+    run = sub.add_parser("run", help="write a batch script for CMD, submit it with sbatch and attach")
+    run.add_argument("-N", "--nodes", type=_positive_int, default=1)
+    run.add_argument("--gpus-per-node", type=int, default=0, metavar="G")
+    run.add_argument("--ntasks-per-node", type=_positive_int, metavar="T")
+    run.add_argument("--cpus-per-task", type=_positive_int, metavar="C")
+    run.add_argument("--time", metavar="HH:MM:SS")
+    run.add_argument("--partition")
+    run.add_argument("--account")
+    run.add_argument("--mem")
+    run.add_argument("--env-setup", metavar="FILE", help="shell file sourced before the command")
+    run.add_argument("--pattern", choices=("per-gpu", "torchrun", "per-node"), default="per-gpu")
+    run.add_argument("--dry-run", action="store_true", help="print the batch script, submit nothing")
+    run.add_argument("--local", action="store_true", help="run N local processes instead of a Slurm job")
+    run.add_argument("--no-attach", action="store_true")
+    run.add_argument("cmd", nargs=argparse.REMAINDER, help="-- CMD ARGS...")
+
+    probe = sub.add_parser("probe", help="stream GPU and host samples of this node as JSON lines to stdout")
+    _add_sampling_options(probe)
+
+    replay = sub.add_parser("replay", help="show recorded record files (JSON lines) in the UI")
+    replay.add_argument("files", nargs="+", metavar="FILE")
+    report = sub.add_parser("report", help="epoch time, images/s, speedup and efficiency from records")
+    report.add_argument("files", nargs="+", metavar="FILE")
+    sub.add_parser("demo", help="run everything locally: simulated GPUs and a real small training run")
+
+    jobs = sub.add_parser("jobs", help="list my Slurm jobs")
+    jobs.add_argument("--json", action="store_true")
+    cancel = sub.add_parser("cancel", help="cancel (or signal) one of my jobs")
+    cancel.add_argument("jobid")
+    cancel.add_argument("--signal", metavar="SIG")
+    parse = sub.add_parser("parse", help="extract per-epoch metrics from a training log")
+    parse.add_argument("files", nargs="+", metavar="FILE")
+    parse.add_argument("--json", action="store_true")
+    check = sub.add_parser("check", help="validate record files and count what a reader would skip")
+    check.add_argument("files", nargs="+", metavar="FILE")
+    return parser
+
+
+# command → "module:function" implementing it, or the issue that will build it.
+_COMMANDS: dict[str, str] = {
+    "check": "gputui.commands.check:main",
+}
+_NOT_BUILT: dict[str, str] = {
+    "tui": "the terminal UI",
+    "headless": "headless --log mode (probes)",
+    "probe": "the probe (probes)",
+    "attach": "attach (Slurm)",
+    "run": "run (Slurm launcher)",
+    "jobs": "jobs (Slurm)",
+    "cancel": "cancel (Slurm)",
+    "replay": "replay (terminal UI)",
+    "report": "report (analysis)",
+    "demo": "demo (terminal UI)",
+    "parse": "parse (log parsers)",
+}
+
+
+def _resolve(command: str) -> Callable[[argparse.Namespace], int] | None:
+    target = _COMMANDS.get(command)
+    if target is None:
+        return None
+    module_name, _, func = target.partition(":")
+    return getattr(importlib.import_module(module_name), func)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``gputui`` console script; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    command = args.command or ("headless" if args.log else "tui")
+    if args.command and args.log:
+        parser.error("--log is the headless mode and takes no command")
+    handler = _resolve(command)
+    if handler is None:
+        print(f"gputui: {_NOT_BUILT[command]} is not built yet in gputui {__version__}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        return handler(args)
+    except CommandError as exc:
+        print(f"gputui: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        return 128 + signal.SIGINT
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

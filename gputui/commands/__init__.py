@@ -1,0 +1,1 @@
+"""One module per CLI command; each exposes ``main(args) -> int`` and is imported only when it runs."""

@@ -1,0 +1,1 @@
+"""GPU and host telemetry (NVML, ROCm/amdgpu sysfs, simulated). Never imports Textual."""

@@ -1,0 +1,1 @@
+"""Slurm: jobs, launching, attaching and host lists. Never imports Textual."""

@@ -1,0 +1,1 @@
+"""Reference distributed trainers (PyTorch DDP, TensorFlow tf.distribute) that report gputui metrics."""

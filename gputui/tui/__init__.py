@@ -1,0 +1,1 @@
+"""The Textual terminal UI. The only part of gputui that imports Textual."""
