@@ -58,10 +58,19 @@ def _positive_int(text: str) -> int:
 
 
 def _add_sampling_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--interval", type=_positive_float, default=1.0, metavar="S",
-                        help="seconds between samples (default 1)")
-    parser.add_argument("--backend", default="auto", choices=("auto", "nvidia", "amd", "sim", "none"),
-                        help="GPU backend (default auto: NVML, then ROCm/amdgpu sysfs; sim is simulated)")
+    parser.add_argument(
+        "--interval",
+        type=_positive_float,
+        default=1.0,
+        metavar="S",
+        help="seconds between samples (default 1)",
+    )
+    parser.add_argument(
+        "--backend",
+        default="auto",
+        choices=("auto", "nvidia", "amd", "sim", "none"),
+        help="GPU backend (default auto: NVML, then ROCm/amdgpu sysfs; sim is simulated)",
+    )
     stop = parser.add_mutually_exclusive_group()
     stop.add_argument("--count", type=_positive_int, metavar="N", help="stop after N samples per GPU")
     stop.add_argument("--duration", type=_positive_float, metavar="S", help="stop after S seconds")
@@ -69,11 +78,18 @@ def _add_sampling_options(parser: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The whole command-line grammar (cheap: no command module is imported)."""
-    parser = argparse.ArgumentParser(prog="gputui", description=DESCRIPTION, epilog=EPILOG,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="gputui",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"gputui {__version__}")
-    parser.add_argument("--log", metavar="FILE",
-                        help="headless: append GPU and host samples to FILE as JSON lines ('-' = stdout)")
+    parser.add_argument(
+        "--log",
+        metavar="FILE",
+        help="headless: append GPU and host samples to FILE as JSON lines ('-' = stdout)",
+    )
     _add_sampling_options(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 

@@ -124,7 +124,8 @@ def from_environ(env: Mapping[str, str] | None = None) -> DistEnv:
         source = "torchrun"
         rank, world = _int(env, "RANK"), _int(env, "WORLD_SIZE")
         local_rank = _int(env, "LOCAL_RANK", 0)
-        local_world = _int(env, "LOCAL_WORLD_SIZE", 1 if world == 1 else _int(env, "SLURM_NTASKS_PER_NODE", 1))
+        per_node_default = 1 if world == 1 else _int(env, "SLURM_NTASKS_PER_NODE", 1)
+        local_world = _int(env, "LOCAL_WORLD_SIZE", per_node_default)
         node_rank = _int(env, "GROUP_RANK", _int(env, "SLURM_NODEID", 0))
         nodes = _slurm_nodes(env) if "SLURM_JOB_ID" in env else (env.get("MASTER_ADDR") or "127.0.0.1",)
     elif env.get("SLURM_PROCID") is not None and env.get("SLURM_NTASKS") is not None:
@@ -144,5 +145,6 @@ def from_environ(env: Mapping[str, str] | None = None) -> DistEnv:
     master_port = _int(env, "MASTER_PORT", master_port_for_job(job_id))
     if not 1 <= master_port <= 65535:
         raise DistEnvError(f"MASTER_PORT={master_port} is not a TCP port")
-    return DistEnv(rank, local_rank, world, local_world, node_rank, nodes, master_addr, master_port,
-                   job_id, source)
+    return DistEnv(
+        rank, local_rank, world, local_world, node_rank, nodes, master_addr, master_port, job_id, source
+    )

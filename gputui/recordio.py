@@ -159,8 +159,9 @@ def records_from_json_dict(obj: Any, *, read_time: float | None = None) -> list[
             raise RecordError("metrics record without a 'metrics' object")
         common = {k: v for k, v in obj.items() if k not in ("v", "kind", "metrics")}
         return [
-            record_from_json_dict({"v": obj.get("v"), "kind": "metric", **common, "name": n, "value": v},
-                                  read_time=read_time)
+            record_from_json_dict(
+                {"v": obj.get("v"), "kind": "metric", **common, "name": n, "value": v}, read_time=read_time
+            )
             for n, v in values.items()
         ]
     return [record_from_json_dict(obj, read_time=read_time)]

@@ -184,8 +184,17 @@ def metric(
         raise RecordError(f"time_source must be one of {TIME_SOURCES}")
     canonical = canonical_metric_name(name)
     fields = _drop_none(
-        {"name": canonical, "value": float(value), "step": step, "epoch": epoch, "epoch_base": epoch_base,
-         "rank": rank, "job": job, "source": source, "time_source": time_source}
+        {
+            "name": canonical,
+            "value": float(value),
+            "step": step,
+            "epoch": epoch,
+            "epoch_base": epoch_base,
+            "rank": rank,
+            "job": job,
+            "source": source,
+            "time_source": time_source,
+        }
     )
     fields.update(_drop_none(extra))
     return record_from_json_dict({"v": SCHEMA_VERSION, "kind": "metric", "time": _stamp(time), **fields})

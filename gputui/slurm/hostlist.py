@@ -58,7 +58,8 @@ def _expand_one(pattern: str, whole: str) -> list[str]:
     if match is None:
         return [pattern]
     head, tail = pattern[: match.start()], pattern[match.end() :]
-    return [head + mid + rest for mid in _expand_range(match.group(1), whole) for rest in _expand_one(tail, whole)]
+    rests = _expand_one(tail, whole)
+    return [head + mid + rest for mid in _expand_range(match.group(1), whole) for rest in rests]
 
 
 def expand_hostlist(hostlist: str) -> list[str]:
