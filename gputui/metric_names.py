@@ -75,12 +75,22 @@ def is_valid_metric_name(name: str) -> bool:
 
 
 def canonical_metric_name(raw: str) -> str:
-    """Map a printed metric name onto the standard vocabulary.
+    """Map a printed metric name onto the standard vocabulary (idempotent).
 
     ``acc`` → ``accuracy``, ``val_acc`` → ``val_accuracy``, ``train/loss`` → ``loss``,
     ``eval_loss`` → ``val_loss``, ``lr`` → ``learning_rate``. Unknown names are kept, lower-cased, with
     spaces turned into ``_`` and characters outside the allowed set replaced by ``_``.
     """
+    name = _canonical_once(raw)
+    for _ in range(8):
+        again = _canonical_once(name)
+        if again == name:
+            break
+        name = again
+    return name
+
+
+def _canonical_once(raw: str) -> str:
     name = raw.strip().lower()
     if name in ALIASES:
         return ALIASES[name]
@@ -91,5 +101,5 @@ def canonical_metric_name(raw: str) -> str:
             prefix, name = canonical, name[len(printed) :]
             break
     name = ALIASES.get(name, name)
-    result = _INVALID_CHARS.sub("_", prefix + name).strip("_") or "unnamed"
-    return result[:MAX_NAME_LENGTH]
+    result = _INVALID_CHARS.sub("_", prefix + name).strip("_ ") or "unnamed"
+    return result[:MAX_NAME_LENGTH].rstrip("_ ") or "unnamed"

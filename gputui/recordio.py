@@ -77,9 +77,14 @@ class RecordWriter:
 
     def _ends_mid_line(self) -> bool:
         """True if an existing file ends without a newline (a record cut by a kill or a full disk)."""
+        if not self._owns_fd:
+            return False
         try:
-            size = os.fstat(self._fd).st_size
-            return size > 0 and os.pread(self._fd, 1, size - 1) != b"\n"
+            with open(self.name, "rb") as existing:
+                if existing.seek(0, os.SEEK_END) == 0:
+                    return False
+                existing.seek(-1, os.SEEK_END)
+                return existing.read(1) != b"\n"
         except OSError:
             return False
 

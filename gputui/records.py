@@ -144,8 +144,12 @@ def record_from_json_dict(obj: Any, *, read_time: float | None = None) -> Record
 
 
 def _check_metric(fields: dict[str, Any]) -> None:
-    if not is_valid_metric_name(fields["name"]):
-        raise RecordError(f"invalid metric name {fields['name']!r}")
+    name = fields["name"]
+    if not is_valid_metric_name(name):
+        raise RecordError(f"invalid metric name {name!r}")
+    canonical = canonical_metric_name(name)
+    if canonical != name:
+        fields["name"], fields["raw_name"] = canonical, name
     if fields["value"] is None:
         restored = _nonfinite_value(fields)
         if restored is None:

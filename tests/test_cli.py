@@ -1,0 +1,106 @@
+"""The command line as a person types it (the real console script in a subprocess)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gputui import __version__, cli, records
+from gputui.recordio import RecordWriter
+
+GPUTUI = [sys.executable, "-m", "gputui"]
+
+
+def run(*argv: str, **kwargs) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*GPUTUI, *argv], capture_output=True, text=True, timeout=60, **kwargs)
+
+
+def test_version() -> None:
+    result = run("--version")
+    assert result.returncode == 0 and result.stdout.strip() == f"gputui {__version__}"
+
+
+def test_help_lists_every_command() -> None:
+    out = run("--help").stdout
+    for command in ("attach", "run", "probe", "replay", "report", "demo", "jobs", "cancel", "parse", "check"):
+        assert f"    {command} " in out
+    assert "--log FILE" in out
+
+
+def test_console_script_is_installed() -> None:
+    script = shutil.which("gputui", path=os.path.dirname(sys.executable))
+    assert script is not None
+    assert subprocess.run([script, "--version"], capture_output=True, text=True, timeout=60).returncode == 0
+
+
+@pytest.mark.parametrize("command", sorted(cli._NOT_BUILT))
+def test_commands_not_built_yet_say_so_in_one_line_and_exit_2(command: str) -> None:
+    argv = {
+        "tui": [],
+        "headless": ["--log", "x.jsonl"],
+        "attach": ["attach", "12"],
+        "run": ["run", "--", "true"],
+        "cancel": ["cancel", "12"],
+        "replay": ["replay", "x"],
+        "report": ["report", "x"],
+        "parse": ["parse", "x"],
+    }.get(command, [command])
+    result = run(*argv, stdin=subprocess.DEVNULL)
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "not built yet" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--interval", "0", "probe"], "must be greater than 0"),
+        (["probe", "--count", "x"], "not a whole number"),
+        (["frobnicate"], "invalid choice"),
+        (["--log", "x", "jobs"], "takes no command"),
+    ],
+)
+def test_bad_arguments_are_usage_errors(argv: list[str], message: str) -> None:
+    result = run(*argv)
+    assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_check_reports_what_a_reader_skips(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    with RecordWriter(path) as writer:
+        writer.write(records.metric("loss", 1.0, time=1.0))
+        writer.write(records.host_sample(host="n1", time=1.0, cpu_pct=3.0))
+    assert run("check", str(path)).stdout.strip() == f"{path}: read 2 records (1 host, 1 metric)"
+    with open(path, "ab") as f:
+        f.write(b'garbage\n{"v":1')
+    result = run("check", str(path))
+    assert result.returncode == 1
+    assert "skipped 2 lines (1 malformed, 1 truncated)" in result.stdout
+
+
+def test_check_of_a_missing_file_is_one_line(tmp_path: Path) -> None:
+    result = run("check", str(tmp_path / "nope.jsonl"))
+    assert result.returncode == 1
+    assert (
+        result.stderr.strip()
+        == f"gputui: error: cannot read {tmp_path / 'nope.jsonl'}: No such file or directory"
+    )
+
+
+def test_record_files_are_plain_json_lines(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    with RecordWriter(path) as writer:
+        writer.write(records.event("probe_started", message="hi", time=3.0))
+    assert json.loads(path.read_text()) == {
+        "v": 1,
+        "kind": "event",
+        "time": 3.0,
+        "event": "probe_started",
+        "message": "hi",
+    }
