@@ -1,0 +1,102 @@
+"""End-to-end runs of the real CLI in a terminal (tmux send-keys / capture-pane), as a person sees them."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from gputui.recordio import ReadStats, read_file
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("tmux") is None and os.environ.get("CI") != "true", reason="tmux is not installed"
+)
+GPUTUI = shlex.join([sys.executable, "-m", "gputui"])
+
+
+def wait_for(predicate, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if value := predicate():
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+class Tmux:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def start(self, command: str) -> None:
+        subprocess.run(
+            ["tmux", "new-session", "-d", "-s", self.name, "-x", "120", "-y", "30", command],
+            check=True,
+            timeout=10,
+        )
+
+    def keys(self, *keys: str) -> None:
+        subprocess.run(["tmux", "send-keys", "-t", self.name, *keys], check=True, timeout=10)
+
+    def screen(self) -> str:
+        out = subprocess.run(
+            ["tmux", "capture-pane", "-p", "-J", "-t", self.name], capture_output=True, text=True, timeout=10
+        )
+        return out.stdout
+
+    def kill(self) -> None:
+        subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True, timeout=10)
+
+
+@pytest.fixture
+def tmux(tmp_path: Path) -> Iterator[Tmux]:
+    session = Tmux(f"gputui-test-{os.getpid()}-{tmp_path.name}")
+    yield session
+    session.kill()
+
+
+def records_in(path: Path) -> list:
+    if not path.exists():
+        return []
+    return list(read_file(path, ReadStats()))
+
+
+def test_help_in_a_terminal(tmux: Tmux) -> None:
+    tmux.start(f"{GPUTUI} --help; sleep 30")
+    screen = wait_for(lambda: "records and their schema" in (s := tmux.screen()) and s, 15, "the help text")
+    assert "gputui attach 123456" in screen and "Traceback" not in screen
+
+
+def test_headless_log_stops_on_ctrl_c_with_a_summary_and_a_valid_file(tmux: Tmux, tmp_path: Path) -> None:
+    log = tmp_path / "run.jsonl"
+    tmux.start(f"{GPUTUI} --log {shlex.quote(str(log))} --backend sim --interval 0.2; echo EXIT=$?; sleep 30")
+    wait_for(lambda: sum(r.kind == "host" for r in records_in(log)) >= 3, 20, "three host samples")
+    tmux.keys("C-c")
+    screen = wait_for(lambda: "EXIT=" in (s := tmux.screen()) and s, 15, "the command to exit")
+    assert "EXIT=0" in screen and "stopped" in screen and "util mean" in screen
+    assert "Traceback" not in screen
+    stats = ReadStats()
+    recs = list(read_file(log, stats))
+    assert stats.skipped == 0
+    assert recs[0]["event"] == "probe_started" and recs[-1]["event"] == "probe_stopped"
+    assert all(r["simulated"] for r in recs if r.kind == "gpu")
+
+
+def test_headless_log_survives_the_terminal_closing(tmux: Tmux, tmp_path: Path) -> None:
+    """SIGHUP (the SSH session or terminal goes away) must not stop the recording."""
+    log = tmp_path / "hup.jsonl"
+    tmux.start(f"{GPUTUI} --log {shlex.quote(str(log))} --backend sim --interval 0.2")
+    started = wait_for(lambda: [r for r in records_in(log) if r.kind == "event"], 20, "probe_started")
+    pid = started[0]["pid"]
+    tmux.kill()  # the pane's process group gets SIGHUP
+    before = len(records_in(log))
+    wait_for(lambda: len(records_in(log)) > before + 10, 20, "samples written after the terminal closed")
+    os.kill(pid, signal.SIGTERM)
+    wait_for(lambda: records_in(log)[-1].get("event") == "probe_stopped", 20, "probe_stopped after SIGTERM")
