@@ -2,7 +2,7 @@
 
 A local Slurm 22.05 test cluster on one Debian host: munged, slurmctld and one slurmd per fake
 node, all started by us, all files under one root directory.  See ``ci/slurm-cluster`` for the
-defaults and /work/shared/notes/slurm-mechanics.md §8 for the recipe this follows.
+defaults and docs/testing.md for the recipe and its pitfalls.
 """
 
 from __future__ import annotations
