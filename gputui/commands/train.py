@@ -1,0 +1,21 @@
+"""``gputui train torch|tf ARGS...``: run a reference trainer in this process.
+
+Same as ``python -m gputui.trainers.torch_ddp ARGS`` / ``python -m gputui.trainers.tf_keras ARGS``;
+launch it once per task under ``srun`` (see ``docs/trainers.md``). torch/TensorFlow are imported
+only here, when the command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+
+_MODULES = {"torch": "gputui.trainers.torch_ddp", "tf": "gputui.trainers.tf_keras"}
+
+
+def main(args: argparse.Namespace) -> int:
+    rest = list(args.args)
+    if rest[:1] == ["--"]:
+        rest = rest[1:]
+    trainer = importlib.import_module(_MODULES[args.framework])
+    return trainer.main(rest)

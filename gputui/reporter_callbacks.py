@@ -1,0 +1,138 @@
+"""Keras and Lightning callbacks that report through :class:`gputui.reporter.Reporter`.
+
+Importing this module imports neither Keras nor Lightning: each class is built the first time it is
+looked up (module ``__getattr__``), so ``from gputui.reporter_callbacks import KerasReporter`` is the
+moment Keras is imported.
+
+Keras::
+
+    model.fit(ds, epochs=5, callbacks=[KerasReporter(batch_size=256)])   # global batch size
+
+Lightning::
+
+    trainer = L.Trainer(callbacks=[LightningReporter()])   # each rank reports with its global rank
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from gputui.reporter import Reporter
+
+__all__ = ["KerasReporter", "LightningReporter"]  # noqa: F822 (built on first use by __getattr__)
+
+_BUILT: dict[str, type] = {}
+
+
+def _number(value: Any) -> float | None:
+    try:
+        if hasattr(value, "item"):
+            value = value.item()
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _build_keras() -> type:
+    import keras
+
+    class KerasReporter(keras.callbacks.Callback):
+        """Report Keras ``logs`` at each epoch end, plus epoch time, images/s and step time.
+
+        ``batch_size`` is the global batch (what ``fit`` sees); images/s is then the global rate
+        of this process's replicas.
+        """
+
+        def __init__(
+            self,
+            reporter: Reporter | None = None,
+            batch_size: int | None = None,
+            world_size: int | None = None,
+        ) -> None:
+            super().__init__()
+            self.reporter = reporter if reporter is not None else Reporter()
+            self.batch_size = batch_size
+            self.world_size = world_size
+            self._start = 0.0
+            self._steps = 0
+            self._global_step = 0
+
+        def on_epoch_begin(self, epoch: int, logs: dict | None = None) -> None:
+            self._start, self._steps = time.perf_counter(), 0
+
+        def on_train_batch_end(self, batch: int, logs: dict | None = None) -> None:
+            self._steps += 1
+            self._global_step += 1
+
+        def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
+            elapsed = time.perf_counter() - self._start
+            metrics = {k: _number(v) for k, v in (logs or {}).items() if k not in ("learning_rate",)}
+            images = self._steps * self.batch_size if self.batch_size else None
+            self.reporter.epoch_end(
+                epoch + 1,
+                metrics,
+                epoch_time_s=elapsed,
+                images=images,
+                steps=self._steps or None,
+                step=self._global_step,
+                world_size=self.world_size,
+            )
+
+    return KerasReporter
+
+
+def _build_lightning() -> type:
+    try:
+        from lightning.pytorch import Callback
+    except ImportError:
+        from pytorch_lightning import Callback
+
+    class LightningReporter(Callback):
+        """Report ``trainer.callback_metrics`` at each training epoch end from every rank."""
+
+        def __init__(self, reporter: Reporter | None = None, batch_size: int | None = None) -> None:
+            super().__init__()
+            self.reporter = reporter
+            self.batch_size = batch_size
+            self._start = 0.0
+            self._steps = 0
+
+        def on_train_epoch_start(self, trainer: Any, pl_module: Any) -> None:
+            if self.reporter is None:
+                self.reporter = Reporter(rank=trainer.global_rank, human=trainer.global_rank == 0)
+            self._start, self._steps = time.perf_counter(), 0
+
+        def on_train_batch_end(
+            self, trainer: Any, pl_module: Any, outputs: Any, batch: Any, idx: int
+        ) -> None:
+            self._steps += 1
+
+        def on_train_epoch_end(self, trainer: Any, pl_module: Any) -> None:
+            elapsed = time.perf_counter() - self._start
+            metrics = {k: _number(v) for k, v in dict(trainer.callback_metrics).items()}
+            images = self._steps * self.batch_size if self.batch_size else None
+            assert self.reporter is not None
+            self.reporter.epoch_end(
+                trainer.current_epoch + 1,
+                metrics,
+                epoch_time_s=elapsed,
+                images=images,
+                steps=self._steps or None,
+                step=int(trainer.global_step),
+                world_size=getattr(trainer, "world_size", None),
+            )
+
+    return LightningReporter
+
+
+_BUILDERS = {"KerasReporter": _build_keras, "LightningReporter": _build_lightning}
+
+
+def __getattr__(name: str) -> type:
+    builder = _BUILDERS.get(name)
+    if builder is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name not in _BUILT:
+        _BUILT[name] = builder()
+    return _BUILT[name]
