@@ -29,6 +29,8 @@ STANDARD_METRICS: dict[str, str] = {
     "global_images_per_s": "throughput summed over all ranks",
     "samples_per_s": "throughput in samples per second (non-image data)",
     "tokens_per_s": "throughput in tokens per second",
+    "steps_per_s": "optimiser steps per second (HF Trainer *_steps_per_second)",
+    "runtime_s": "wall time of a whole training or evaluation, seconds (HF Trainer *_runtime)",
 }
 
 #: Word-level aliases, applied after the split prefix (train/val/test) is removed.
@@ -51,6 +53,10 @@ ALIASES: dict[str, str] = {
     "samples_per_second": "samples_per_s",
     "samples/s": "samples_per_s",
     "tokens_per_second": "tokens_per_s",
+    "tokens/s": "tokens_per_s",
+    "tokens/sec": "tokens_per_s",
+    "steps_per_second": "steps_per_s",
+    "runtime": "runtime_s",
 }
 
 #: Split prefixes: what logs print → the canonical prefix ("" for training).

@@ -1,0 +1,153 @@
+"""``gputui parse FILE... [--format auto|keras|tqdm|hf|pytorch|generic|gputui|csv|tensorboard] [--json]``
+
+Prints the per-epoch table of each training log (or, with ``--json``, every record as a JSON line),
+then how the job ended. Lightning ``metrics.csv``, TensorBoard ``events.out.tfevents.*`` and gputui
+JSONL record files are recognised by name/content. Errors are one line each; exit status 1 if any file
+could not be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Iterator
+from typing import IO
+
+from gputui.logs.epochs import EpochRow, EpochTable
+from gputui.logs.lightning_csv import CsvMetricsParser
+from gputui.logs.parser import FAMILIES, LogParser
+from gputui.logs.tensorboard import EventFileParser
+from gputui.recordio import encode_record, read_records
+from gputui.records import Record
+
+FORMATS = ("auto", *FAMILIES, "csv", "tensorboard", "jsonl")
+READ_SIZE = 1 << 20
+
+
+def _kind(path: str, fmt: str, head: bytes) -> str:
+    if fmt in ("csv", "tensorboard", "jsonl"):
+        return fmt
+    if fmt != "auto":
+        return "text"
+    base = os.path.basename(path)
+    if "tfevents" in base:
+        return "tensorboard"
+    if base.endswith(".csv"):
+        return "csv"
+    if head.lstrip().startswith(b'{"v":') and base.endswith((".jsonl", ".json")):
+        return "jsonl"
+    return "text"
+
+
+def _records(path: str, fmt: str, stream: IO[bytes]) -> Iterator[Record]:
+    head = stream.read(4096)
+    kind = _kind(path, fmt, head)
+    if kind == "jsonl":
+        stream.seek(0)
+        yield from read_records(stream)
+        return
+    if kind == "tensorboard":
+        parent = os.path.basename(os.path.dirname(os.path.abspath(path))).lower()
+        parser: CsvMetricsParser | EventFileParser | LogParser = EventFileParser(
+            "val_" if parent.startswith(("val", "eval")) else ""
+        )
+    elif kind == "csv":
+        parser = CsvMetricsParser()
+    else:
+        parser = LogParser(fmt)
+    chunk = head
+    while chunk:
+        yield from parser.feed(chunk)
+        chunk = stream.read(READ_SIZE)
+    yield from parser.finish()
+
+
+def _number(value: float | None) -> str:
+    if value is None:
+        return "-"
+    if value == int(value) and abs(value) < 1e12:
+        return str(int(value))
+    return f"{value:.6g}"
+
+
+def _table(rows: list[EpochRow]) -> list[str]:
+    names: list[str] = []
+    for row in rows:
+        names.extend(n for n in row.values if n not in names)
+    show_rank = any(r.rank is not None for r in rows)
+    show_run = any(r.run for r in rows)
+    header = (["rank"] if show_rank else []) + (["run"] if show_run else []) + ["epoch", "time_s", "img/s"]
+    header += names
+    body = []
+    for row in rows:
+        time_text = _number(row.epoch_time_s)
+        if row.epoch_time_source == "measured":
+            time_text += "(m)"
+        cells = ([str(row.rank)] if show_rank else []) + ([str(row.run)] if show_run else [])
+        cells += [_number(row.epoch), time_text, _number(row.images_per_s)]
+        cells += [_number(row.values.get(n)) for n in names]
+        if row.streams > 1:
+            cells.append(f"({row.streams} streams)")
+        body.append(cells)
+    widths = [max(len(c[i]) for c in [header, *body] if i < len(c)) for i in range(len(header))]
+    return ["  ".join(c.rjust(w) for c, w in zip(cells, widths, strict=False)) for cells in [header, *body]]
+
+
+def _summary(
+    path: str, events: list[Record], count: int, last: Record | None, rows: list[EpochRow], out: IO[str]
+) -> None:
+    print(f"== {path}", file=out)
+    if rows:
+        for line in _table(rows):
+            print(line, file=out)
+        if any(r.epoch_time_source == "measured" for r in rows):
+            print("(m) = measured between epoch ends, not printed by the script", file=out)
+    else:
+        print(f"no completed epochs; {count} metric records", file=out, end="")
+        if last is not None:
+            where = f" step {last.get('step')}" if last.get("step") is not None else ""
+            print(f" (last:{where} {last['name']}={_number(last['value'])})", file=out, end="")
+        print(file=out)
+    for record in events:
+        if record.get("event") == "outcome":
+            line = f" (line {record.get('line')})" if record.get("line") else ""
+            secondary = record.get("secondary")
+            extra = f"; then {', '.join(secondary)}" if secondary else ""
+            evidence = record.get("evidence") or ""
+            print(f"outcome: {record['outcome']}{line}{extra}: {evidence[:160]}", file=out)
+
+
+def run(files: list[str], fmt: str = "auto", as_json: bool = False, out: IO[str] | None = None) -> int:
+    out = out or sys.stdout
+    status = 0
+    for path in files:
+        try:
+            with open(path, "rb") as stream:
+                if as_json:
+                    for record in _records(path, fmt, stream):
+                        out.write(encode_record(record).decode("utf-8", "replace"))
+                    continue
+                table = EpochTable()
+                events: list[Record] = []
+                count, last = 0, None
+                for record in _records(path, fmt, stream):
+                    table.add(record)
+                    if record.kind == "metric":
+                        count, last = count + 1, record
+                    else:
+                        events.append(record)
+                _summary(path, events, count, last, table.rows(), out)
+        except OSError as exc:
+            print(f"gputui: error: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
+            status = 1
+        except ValueError as exc:
+            print(f"gputui: error: {path}: {exc}", file=sys.stderr)
+            status = 1
+    return status
+
+
+def main(args: argparse.Namespace) -> int:
+    return run(
+        list(args.files), getattr(args, "format", "auto") or "auto", bool(getattr(args, "json", False))
+    )

@@ -1,0 +1,182 @@
+"""What every log-format parser shares: the per-stream context, number and name helpers, records.
+
+A line parser is a module-level object with ``name`` and ``parse(text, ctx) -> list[Record] | None``:
+``None`` means "not my format, try the next parser"; a list (possibly empty) means the frame was
+recognised. Parsers are tried in order for every finished frame (see :mod:`gputui.logs.parser`).
+
+Every metric record carries ``source`` (the format) and ``scope``:
+
+- ``step``: an in-progress or per-step value (progress-bar frames, per-batch lines);
+- ``epoch``: an end-of-epoch value stated by the line itself (epoch summary line, final frame of an
+  epoch's progress bar);
+- ``context``: a value printed without an epoch of its own (``Validation accuracy: 0.27``), attributed
+  to the epoch of the most recent line that named one; it only joins an epoch that has ``epoch`` values;
+- ``summary``: a run-level value that is not an epoch metric (HF ``train_runtime``, Keras evaluate).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Protocol
+
+from gputui.metric_names import canonical_metric_name, is_valid_metric_name
+from gputui.records import SCHEMA_VERSION, Record
+
+NUM = r"(?:[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)\b)"
+NUM_RE = re.compile(NUM, re.IGNORECASE)
+SCOPES = ("step", "epoch", "context", "summary")
+
+#: Printed names that are identifiers or settings, never training metrics.
+NOT_METRICS = frozenset(
+    {
+        "v_num",
+        "rank",
+        "local_rank",
+        "global_rank",
+        "world_size",
+        "node_rank",
+        "pid",
+        "seed",
+        "gpu",
+        "gpus",
+        "device",
+        "port",
+        "job",
+        "job_id",
+        "jobid",
+        "epoch",
+        "epochs",
+        "step",
+        "steps",
+        "iter",
+        "iteration",
+        "batch",
+        "batch_size",
+        "it",
+        "global_step",
+        "micro_step",
+        "local_step",
+        "id",
+        "version",
+    }
+)
+
+
+@dataclass(slots=True)
+class Context:
+    """Parsing state of one output stream (one rank, or the unlabelled stream)."""
+
+    rank: int | None = None
+    epoch: int | None = None  # the most recent epoch a line named
+    epoch_base: int | None = None
+    keras_epoch: int | None = None  # a Keras ``Epoch N/M`` header waiting for its final frame
+    keras_epochs: int | None = None
+    header_epoch: int | None = None  # ``Results - Epoch: N`` waiting for its body line
+    header_frame: int = -1  # frame number of that header
+    frames: int = 0  # frames seen on this stream
+    last_progress: tuple[int, int] | None = None  # (n, total) of the latest progress frame
+    batch_size: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class LineParser(Protocol):
+    name: str
+
+    def parse(self, text: str, ctx: Context, now: float) -> list[Record] | None: ...
+
+
+def to_float(text: str) -> float | None:
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value
+
+
+@lru_cache(maxsize=4096)
+def snake(label: str) -> str:
+    """A printed label as a metric name: ``GPU Mem (GB)`` → ``gpu_mem_gb``, ``Tokens/s`` kept."""
+    name = re.sub(r"[^\w/.@]+", "_", label.strip().lower()).strip("_.")
+    return name
+
+
+@lru_cache(maxsize=4096)
+def _canonical(name: str) -> str | None:
+    canonical = canonical_metric_name(name)
+    return canonical if is_valid_metric_name(canonical) else None
+
+
+def is_metric_name(printed: str) -> bool:
+    """False for identifiers and settings (``v_num``, ``rank``, ``SLURM_JOB_ID``, ``device id``)."""
+    name = snake(printed)
+    return (
+        bool(name)
+        and name not in NOT_METRICS
+        and not name.endswith("_id")
+        and not (printed.isupper() and "_" in printed)
+    )
+
+
+def metric(
+    name: str,
+    value: float,
+    *,
+    source: str,
+    scope: str,
+    ctx: Context,
+    now: float,
+    epoch: float | None = None,
+    step: int | None = None,
+    time: float | None = None,
+    **extra: Any,
+) -> Record | None:
+    """A metric record (same fields as :func:`gputui.records.metric`), built without re-validation.
+
+    Names go through the alias table; a name that cannot be made valid gives ``None``.
+    """
+    canonical = _canonical(name)
+    if canonical is None:
+        return None
+    fields: dict[str, Any] = {"name": canonical, "value": float(value)}
+    if step is not None:
+        fields["step"] = step
+    if epoch is not None:
+        fields["epoch"] = epoch
+        if ctx.epoch_base is not None and isinstance(epoch, int):
+            fields["epoch_base"] = ctx.epoch_base
+    if ctx.rank is not None:
+        fields["rank"] = ctx.rank
+    fields["source"] = source
+    fields["time_source"] = "read" if time is None else "printed"
+    fields["scope"] = scope
+    for key, val in extra.items():
+        if val is not None:
+            fields[key] = val
+    return Record(kind="metric", time=now if time is None else time, fields=fields, v=SCHEMA_VERSION)
+
+
+def metrics_from_pairs(
+    pairs: list[tuple[str, float]], *, source: str, scope: str, ctx: Context, now: float, **kw: Any
+) -> list[Record]:
+    out = []
+    for name, value in pairs:
+        if math.isnan(value) and name == "":
+            continue
+        rec = metric(name, value, source=source, scope=scope, ctx=ctx, now=now, **kw)
+        if rec is not None:
+            out.append(rec)
+    return out
+
+
+def clock_seconds(text: str) -> float | None:
+    """``MM:SS`` or ``H:MM:SS`` (tqdm, Keras) → seconds."""
+    parts = text.strip().split(":")
+    if not 2 <= len(parts) <= 3 or not all(p.isdigit() for p in parts):
+        return None
+    total = 0
+    for part in parts:
+        total = total * 60 + int(part)
+    return float(total)

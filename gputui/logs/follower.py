@@ -1,0 +1,164 @@
+"""THE file follower of gputui: polling (network filesystems give other clients' writes no inotify
+events), constant memory, never re-reading from the start.
+
+:class:`FileFollower` keeps an open descriptor and an offset and reads only new bytes, at most
+``max_bytes`` per :meth:`~FileFollower.poll` (so starting on a 1 GB log streams it through in pieces;
+``more`` says another poll has data at once). It handles:
+
+- a missing file (not created yet, or removed): ``poll`` returns nothing until it appears;
+- truncation (size below the offset on the same inode): restart at 0, ``reset="truncated"``;
+- rotation or replacement (the path now names another inode): the old descriptor is drained first
+  (a writer may still append to the renamed file), then the new file is read from 0, ``reset="rotated"``;
+- a partial last line: bytes are returned as they come; the consumer (:class:`~gputui.logs.normalize.
+  Normalizer`) keeps the unfinished frame, so nothing is parsed twice.
+
+:class:`LogFollower` joins a follower and a :class:`~gputui.logs.parser.LogParser` (a new parser after
+a reset). The Slurm ``attach`` side reuses both.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from gputui.logs.parser import LogParser
+from gputui.records import Record
+
+DEFAULT_MAX_BYTES = 4 << 20
+
+
+@dataclass(slots=True)
+class Change:
+    data: bytes
+    reset: str | None = None  # None | "created" | "truncated" | "rotated"
+    more: bool = False  # more bytes are ready: poll again without waiting
+
+
+class FileFollower:
+    def __init__(
+        self, path: str | os.PathLike[str], *, from_end: bool = False, max_bytes: int = DEFAULT_MAX_BYTES
+    ) -> None:
+        self.path = os.fspath(path)
+        self.from_end = from_end
+        self.max_bytes = max(1, max_bytes)
+        self.offset = 0
+        self._fd: int | None = None
+        self._ino: tuple[int, int] | None = None
+        self._opened_once = False
+
+    @property
+    def exists(self) -> bool:
+        return self._fd is not None
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+        self._fd, self._ino = None, None
+
+    def __enter__(self) -> FileFollower:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _open(self) -> str | None:
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except (FileNotFoundError, NotADirectoryError, PermissionError):
+            return None
+        st = os.fstat(fd)
+        self._fd, self._ino = fd, (st.st_dev, st.st_ino)
+        reset = "created" if self._opened_once else None
+        self.offset = st.st_size if (self.from_end and not self._opened_once) else 0
+        self._opened_once = True
+        return reset
+
+    def _read(self, limit: int) -> bytes:
+        assert self._fd is not None
+        data = os.pread(self._fd, limit, self.offset)
+        self.offset += len(data)
+        return data
+
+    def poll(self) -> Change:
+        """New bytes since the last poll (possibly empty)."""
+        reset = None
+        if self._fd is None:
+            reset = self._open()
+            if self._fd is None:
+                return Change(b"")
+        try:
+            st = os.stat(self.path)
+        except (FileNotFoundError, NotADirectoryError):
+            st = None
+        if st is None or (st.st_dev, st.st_ino) != self._ino:
+            rest = self._read(self.max_bytes)  # drain what the old file still holds
+            if rest:
+                return Change(rest, reset, more=True)
+            self.close()
+            if st is None:
+                return Change(b"", reset)
+            self._open()
+            reset = "rotated"
+            self.offset = 0
+        size = os.fstat(self._fd).st_size  # type: ignore[arg-type]
+        if size < self.offset:
+            self.offset = 0
+            reset = "truncated"
+        if size == self.offset:
+            return Change(b"", reset)
+        data = self._read(min(self.max_bytes, size - self.offset))
+        return Change(data, reset, more=self.offset < size)
+
+
+class LogFollower:
+    """Follow a text log and parse it: :meth:`poll` gives the records of newly finished frames."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        formats: str = "auto",
+        job: str | None = None,
+        from_end: bool = False,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        on_reset: Callable[[str], None] | None = None,
+    ) -> None:
+        self.file = FileFollower(path, from_end=from_end, max_bytes=max_bytes)
+        self.formats, self.job = formats, job
+        self.parser = LogParser(formats, job=job)
+        self.on_reset = on_reset
+
+    @property
+    def tail(self) -> str:
+        return self.parser.tail
+
+    def poll(self, *, max_rounds: int = 64) -> list[Record]:
+        out: list[Record] = []
+        for _ in range(max_rounds):
+            change = self.file.poll()
+            if change.reset in ("truncated", "rotated", "created"):
+                self.parser = LogParser(self.formats, job=self.job)
+                if self.on_reset is not None:
+                    self.on_reset(change.reset)
+            if change.data:
+                out.extend(self.parser.feed(change.data))
+            if not change.more:
+                break
+        return out
+
+    def finish(self) -> list[Record]:
+        """The writer is done (job ended): parse the unfinished frame and decide the outcome."""
+        out = self.poll()
+        out.extend(self.parser.finish())
+        self.file.close()
+        return out
+
+    def follow(self, interval: float = 0.1, stop: Callable[[], bool] | None = None) -> Iterator[Record]:
+        """Records as they appear, polling every ``interval`` seconds until ``stop()`` is true."""
+        while stop is None or not stop():
+            records = self.poll()
+            yield from records
+            if not records:
+                time.sleep(interval)

@@ -1,0 +1,41 @@
+"""gputui's own records printed on stdout: ``[N: ]@gputui {json}`` (see :mod:`gputui.recordio`).
+
+They are taken as they are (their own time and names), with the rank of an ``srun --label`` prefix
+added when the record has none and a ``scope`` (``epoch`` when the record has an epoch and no step).
+A line with the marker but a broken payload gives no records (it is counted in ``ctx.extra``).
+"""
+
+from __future__ import annotations
+
+from gputui.logs.base import Context
+from gputui.recordio import STDOUT_PREFIX, parse_prefixed
+from gputui.records import Record, RecordError
+
+NAME = "gputui"
+
+
+class GputuiParser:
+    name = NAME
+
+    def parse(self, text: str, ctx: Context, now: float) -> list[Record] | None:
+        if STDOUT_PREFIX not in text:
+            return None
+        try:
+            records = parse_prefixed(text.lstrip())
+        except (ValueError, RecordError, UnicodeError, RecursionError):
+            ctx.extra["gputui_invalid"] = ctx.extra.get("gputui_invalid", 0) + 1
+            return []
+        if records is None:
+            return None
+        for record in records:
+            if record.kind != "metric":
+                continue
+            if ctx.rank is not None and record.get("rank") is None:
+                record.fields["rank"] = ctx.rank
+            if "scope" not in record.fields:
+                has_epoch = record.get("epoch") is not None
+                record.fields["scope"] = "epoch" if has_epoch and record.get("step") is None else "step"
+        return records
+
+
+PARSER = GputuiParser()

@@ -1,0 +1,88 @@
+"""Hugging Face ``Trainer`` log dicts and ``epoch N: {...}`` dict lines (``docs/log-formats.md`` §4).
+
+``{'loss': 0.6914, 'grad_norm': 3.36, 'learning_rate': 8.9e-06, 'epoch': 0.0}`` (older: floats) and
+``{'loss': '0.6914', 'epoch': '0.5'}`` (newer: strings) are read with ``ast.literal_eval`` (never
+``eval``). The dict may sit anywhere in a frame: HF clears the stderr bar with ``\\r`` before it, and a
+block-buffered stdout can splice it into the middle of a bar frame (``' 4{...}0%|███▉ | 395/1000'``).
+
+A dict is a metric dict only when every value is a number (or a numeric string) and it has ``epoch``
+or a loss / ``eval_*`` / ``train_*`` key, so pprinted dataset samples are ignored.
+
+- training dicts → scope ``step`` with the fractional ``epoch``;
+- ``eval_*`` dicts → scope ``step`` too (Trainer evaluations are step-based), names ``val_*``;
+- the end-of-training dict (``train_runtime`` …) → scope ``summary``;
+- ``epoch 3: {'accuracy': 0.84, 'f1': 0.89}`` (Accelerate examples) → scope ``epoch`` for epoch 3.
+
+The Trainer prints no step; none is invented (the bar's position is not the dict's step when stdout is
+buffered).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from gputui.logs.base import Context, metric
+from gputui.records import Record
+
+NAME = "hf_trainer"
+DICT = re.compile(r"\{'[A-Za-z_][\w./ -]*': [^{}]*\}")
+EPOCH_PREFIX = re.compile(r"\bepoch\s*[:=]?\s*(\d+)\s*[:,-]?\s*$", re.IGNORECASE)
+MAX_DICT = 8192
+
+
+class HFParser:
+    name = NAME
+
+    def parse(self, text: str, ctx: Context, now: float) -> list[Record] | None:
+        start = text.find("{'")
+        if start < 0 or (not text.endswith("}") and "}" not in text[start:]):
+            return None
+        m = DICT.search(text, start)
+        if m is None or len(m.group(0)) > MAX_DICT:
+            return None
+        try:
+            obj = ast.literal_eval(m.group(0))
+        except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+            return None
+        if not isinstance(obj, dict) or not obj:
+            return None
+        values: dict[str, float] = {}
+        for key, raw in obj.items():
+            if isinstance(raw, bool) or not isinstance(key, str):
+                return None
+            if isinstance(raw, int | float):
+                values[key] = float(raw)
+            elif isinstance(raw, str):
+                try:
+                    values[key] = float(raw)
+                except ValueError:
+                    return None
+            else:
+                return None
+        prefix = EPOCH_PREFIX.search(text[: m.start()])
+        if prefix is not None:
+            epoch = int(prefix.group(1))
+            ctx.epoch = epoch
+            return self._records(values, "epoch", epoch, ctx, now)
+        keys = values.keys()
+        if "epoch" not in keys and not any(
+            k == "loss" or k.startswith(("eval_", "train_", "test_")) for k in keys
+        ):
+            return None
+        epoch_value = values.pop("epoch", None)
+        scope = "summary" if "train_runtime" in keys else "step"
+        return self._records(values, scope, epoch_value, ctx, now)
+
+    def _records(
+        self, values: dict[str, float], scope: str, epoch: float | None, ctx: Context, now: float
+    ) -> list[Record]:
+        out = []
+        for key, value in values.items():
+            rec = metric(key, value, source=NAME, scope=scope, ctx=ctx, now=now, epoch=epoch)
+            if rec is not None:
+                out.append(rec)
+        return out
+
+
+PARSER = HFParser()

@@ -1,0 +1,154 @@
+"""The log parser: bytes in, records out. One parser per followed file (or per stream).
+
+For every finished frame (:mod:`gputui.logs.normalize`): an ``srun --label`` prefix (``3: ``) or a
+``[rank3]:`` marker at the start of the physical line sets the rank of all its frames and is removed;
+each rank has its own :class:`~gputui.logs.base.Context`. The family parsers are tried in order and the
+first that recognises the frame gives its records; every frame also goes to the outcome tracker.
+"""
+
+from __future__ import annotations
+
+import re
+import time as _time
+from collections.abc import Iterable, Iterator
+from typing import IO
+
+from gputui.logs import generic, gputui_records, hf, keras, pytorch, tqdm
+from gputui.logs.base import Context, LineParser
+from gputui.logs.normalize import DEFAULT_MAX_FRAME, Frame, Normalizer
+from gputui.logs.outcome import OutcomeTracker
+from gputui.records import Record
+
+#: ``--format`` name → the line parsers it enables, in the order they are tried.
+FAMILIES: dict[str, tuple[LineParser, ...]] = {
+    "gputui": (gputui_records.PARSER,),
+    "keras": (keras.PARSER,),
+    "tqdm": (tqdm.PARSER,),
+    "hf": (hf.PARSER,),
+    "pytorch": (pytorch.PARSER,),
+    "generic": (generic.PARSER,),
+}
+AUTO: tuple[LineParser, ...] = tuple(p for family in FAMILIES.values() for p in family)
+LABEL = re.compile(r"^\s{0,4}(\d{1,5}): |^\[rank(\d{1,5})\]:\s?")
+READ_SIZE = 1 << 20
+
+
+class LogParser:
+    """Incremental parser of one text log. ``feed`` bytes as they arrive, ``finish`` at the end."""
+
+    def __init__(
+        self,
+        formats: str | Iterable[str] = "auto",
+        *,
+        job: str | None = None,
+        max_frame: int = DEFAULT_MAX_FRAME,
+    ) -> None:
+        names = [formats] if isinstance(formats, str) else list(formats)
+        if "auto" in names:
+            self.parsers = AUTO
+        else:
+            unknown = [n for n in names if n not in FAMILIES]
+            if unknown:
+                raise ValueError(f"unknown log format {unknown[0]!r}; known: auto, {', '.join(FAMILIES)}")
+            self.parsers = tuple(p for n in names for p in FAMILIES[n])
+        self.job = job
+        self.normalizer = Normalizer(max_frame)
+        self.outcome = OutcomeTracker()
+        self.contexts: dict[int | None, Context] = {}
+        self.frames = 0
+        self._line = 0
+        self._line_rank: int | None = None
+        self._last_frame: Frame | None = None
+        self._finished = False
+
+    @property
+    def tail(self) -> str:
+        """The unfinished last frame (for display)."""
+        return self.normalizer.tail
+
+    def feed(self, data: bytes, now: float | None = None) -> list[Record]:
+        """Records of the frames these bytes finished."""
+        return self.parse_frames(self.normalizer.feed(data), now)
+
+    def finish(self, now: float | None = None, *, outcome: bool = True) -> list[Record]:
+        """End of input: parse the unfinished frame, then (``outcome``) add the final outcome event."""
+        now = _time.time() if now is None else now
+        out = self.parse_frames(self.normalizer.finish(), now)
+        if outcome and not self._finished:
+            self._finished = True
+            out.append(self.outcome.decide(now, self._last_frame))
+        return out
+
+    def parse_frames(self, frames: list[Frame], now: float | None = None) -> list[Record]:
+        if not frames:
+            return []
+        now = _time.time() if now is None else now
+        out: list[Record] = []
+        contexts = self.contexts
+        parsers = self.parsers
+        tracker = self.outcome
+        for line, text in frames:
+            if line != self._line:
+                self._line = line
+                m = LABEL.match(text)
+                if m is not None:
+                    self._line_rank = int(m.group(1) or m.group(2))
+                    text = text[m.end() :]
+                    if not text.strip():
+                        continue
+                else:
+                    self._line_rank = None
+            rank = self._line_rank
+            ctx = contexts.get(rank)
+            if ctx is None:
+                ctx = contexts[rank] = Context(rank=rank)
+            ctx.frames += 1
+            self.frames += 1
+            progress = ctx.last_progress
+            records = None
+            for parser in parsers:
+                records = parser.parse(text, ctx, now)
+                if records is not None:
+                    break
+            if ctx.last_progress is not progress:
+                n, total = ctx.last_progress  # type: ignore[misc]
+                tracker.unfinished_progress = n < total
+            elif records:
+                tracker.unfinished_progress = False
+            if records:
+                epoch_scope = False
+                for record in records:
+                    if self.job is not None and record.kind == "metric" and "job" not in record.fields:
+                        record.fields["job"] = self.job
+                    if record.get("scope") == "epoch":
+                        epoch_scope = True
+                tracker.saw_training = True
+                if epoch_scope:
+                    tracker.saw_epoch(line, text)
+                out.extend(records)
+            out.extend(tracker.observe(text, line, rank, now))
+            self._last_frame = (line, text)
+        return out
+
+
+def parse_stream(
+    stream: IO[bytes],
+    formats: str | Iterable[str] = "auto",
+    *,
+    read_size: int = READ_SIZE,
+    finish: bool = True,
+) -> Iterator[Record]:
+    """All records of a binary stream, read in ``read_size`` pieces (constant memory)."""
+    parser = LogParser(formats)
+    while chunk := stream.read(read_size):
+        yield from parser.feed(chunk)
+    if finish:
+        yield from parser.finish()
+
+
+def parse_bytes(data: bytes, formats: str | Iterable[str] = "auto", *, finish: bool = True) -> list[Record]:
+    parser = LogParser(formats)
+    out = parser.feed(data)
+    if finish:
+        out.extend(parser.finish())
+    return out
