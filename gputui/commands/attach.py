@@ -1,0 +1,102 @@
+"""``gputui attach JOBID``: probe every node of a running job and follow its output, without the TUI.
+
+``--json`` writes the merged record stream (all nodes, plus events) to stdout as JSON lines; ``--output
+FILE`` appends it to FILE (events are also printed to stderr); with neither, a short human-readable line
+per record goes to stdout. Ctrl-C (or ``--detach-after S``) stops only the probe step; the job keeps running.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+
+from gputui.cli import CommandError
+from gputui.recordio import RecordWriteError, RecordWriter
+from gputui.records import Record
+from gputui.slurm.attach import Attacher, AttachError, AttachOptions
+from gputui.slurm.commands import SlurmError
+from gputui.slurm.jobid import JobIdError, validate_jobid
+
+_GIB = 1024**3
+
+
+def describe(record: Record) -> str | None:
+    """One human-readable line for a record (None for records not worth a line)."""
+    if record.kind == "event":
+        return f"[{record.get('event')}] {record.get('message', '')}"
+    if record.kind == "gpu":
+        used, total = record.get("mem_used_bytes"), record.get("mem_total_bytes")
+        mem = f"{used / _GIB:.1f}/{total / _GIB:.1f} GiB" if used is not None and total else "mem ?"
+        util = record.get("util_gpu_pct")
+        return (
+            f"{record.get('host')} gpu{record.get('index', '?')} util {util if util is not None else '?'}% "
+            f"{mem} {record.get('temp_c', '?')}°C {record.get('power_w', '?')} W"
+        )
+    if record.kind == "metric":
+        rank = record.get("rank")
+        return f"metric {record.get('name')}={record.get('value')}" + (
+            f" (rank {rank})" if rank is not None else ""
+        )
+    return None
+
+
+def _options(args: argparse.Namespace) -> AttachOptions:
+    backend = getattr(args, "probe_backend", None) or getattr(args, "backend", None) or "auto"
+    interval = getattr(args, "probe_interval", None) or getattr(args, "interval", None) or 1.0
+    return AttachOptions(
+        backend=backend,
+        interval=float(interval),
+        wait_pending=not getattr(args, "no_wait", False),
+        follow_logs=not getattr(args, "no_logs", False),
+    )
+
+
+def attach_job(job_id: str, args: argparse.Namespace) -> int:
+    """Attach to ``job_id`` with the output options of ``args`` (shared by ``attach`` and ``run``)."""
+    try:
+        job_id = validate_jobid(job_id)
+    except JobIdError as exc:
+        raise CommandError(str(exc)) from None
+    as_json, output = getattr(args, "json", False), getattr(args, "output", None)
+    try:
+        writer = RecordWriter("-" if as_json else output) if (as_json or output) else None
+    except RecordWriteError as exc:
+        raise CommandError(str(exc)) from None
+
+    def emit(record: Record) -> None:
+        if writer is not None:
+            writer.write(record)
+            if output and record.kind == "event":
+                print(describe(record), file=sys.stderr, flush=True)
+        else:
+            line = describe(record)
+            if line:
+                print(line, flush=True)
+
+    attacher = Attacher(job_id, emit, _options(args))
+    previous = signal.signal(signal.SIGTERM, lambda *_: attacher.stop.set())
+    after = getattr(args, "detach_after", None)
+    timer = threading.Timer(after, attacher.stop.set) if after else None
+    if timer:
+        timer.daemon = True
+        timer.start()
+    try:
+        return attacher.run()
+    except KeyboardInterrupt:
+        return 0
+    except BrokenPipeError:
+        return 0
+    except (AttachError, SlurmError, RecordWriteError) as exc:
+        raise CommandError(str(exc)) from None
+    finally:
+        if timer:
+            timer.cancel()
+        signal.signal(signal.SIGTERM, previous)
+        if writer is not None:
+            writer.close()
+
+
+def main(args: argparse.Namespace) -> int:
+    return attach_job(args.jobid, args)

@@ -1,0 +1,79 @@
+"""``gputui run [options] -- CMD ARGS...``: write a batch script, submit it, print id and path, attach.
+
+``--dry-run`` prints the script and submits nothing; ``--local`` runs the ranks as local processes with the
+same environment contract (see :mod:`gputui.slurm.launch_local`). Scripts are kept in
+``$GPUTUI_STATE_DIR/scripts`` (default ``~/.local/state/gputui/scripts``), named ``<name>-<jobid>.sh``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from gputui.cli import CommandError
+from gputui.slurm.batch_script import LaunchSpec, render, submit, write_script
+from gputui.slurm.commands import SlurmError
+
+
+def spec_from_args(args: argparse.Namespace) -> LaunchSpec:
+    cmd = list(args.cmd or [])
+    if cmd and cmd[0] == "--":
+        cmd = cmd[1:]
+    if not cmd:
+        raise CommandError("no command given: gputui run [options] -- CMD ARGS...")
+    return LaunchSpec(
+        cmd=cmd,
+        nodes=args.nodes,
+        gpus_per_node=args.gpus_per_node,
+        ntasks_per_node=args.ntasks_per_node,
+        cpus_per_task=args.cpus_per_task,
+        time=args.time,
+        partition=args.partition,
+        account=args.account,
+        mem=args.mem,
+        env_setup=args.env_setup,
+        pattern=args.pattern,
+        job_name=getattr(args, "job_name", None),
+        gpu_log=getattr(args, "gpu_log", False),
+        python=sys.executable,
+    )
+
+
+def _run_local(spec: LaunchSpec) -> int:
+    from gputui.slurm.launch_local import launch_local
+
+    run = launch_local(spec)
+    print(
+        f"local run {run.run_id}: {spec.world_size} processes, MASTER_ADDR=127.0.0.1 MASTER_PORT={run.port}"
+    )
+    print(f"output per rank: {run.folder}/rank-<N>.out", flush=True)
+    try:
+        codes = run.wait()
+    except KeyboardInterrupt:
+        run.terminate()
+        return 130
+    failed = [f"rank {r} exited {c}" for r, c in enumerate(codes) if c != 0]
+    print("all ranks finished" if not failed else "; ".join(failed))
+    return 0 if not failed else 1
+
+
+def main(args: argparse.Namespace) -> int:
+    spec = spec_from_args(args)
+    try:
+        text = render(spec)
+        if args.dry_run:
+            sys.stdout.write(text)
+            return 0
+        if args.local:
+            return _run_local(spec)
+        script = write_script(spec, text)
+        job_id, path = submit(script)
+    except (SlurmError, OSError) as exc:
+        raise CommandError(str(exc)) from None
+    print(f"submitted job {job_id}")
+    print(f"batch script: {path}", flush=True)
+    if args.no_attach:
+        return 0
+    from gputui.commands.attach import attach_job
+
+    return attach_job(job_id, args)

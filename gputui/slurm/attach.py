@@ -1,0 +1,358 @@
+"""Attach to a running job: one long-lived ``srun --overlap`` probe step on every node, one merged stream.
+
+The step (never one per refresh)::
+
+    srun --jobid=J --overlap -N n -n n --ntasks-per-node=1 --kill-on-bad-exit=0 --quiet \\
+         <this python> -m gputui probe --backend B --interval S
+
+is deliberately **not** ``--unbuffered``: on 22.05.8, ``-u`` forwards each task's output in 1024-byte
+chunks as they come, so a long record from node2 was observed cut in two by a record from node1 (and
+``-u -l`` labels chunks, not lines, which cannot be reassembled reliably). Line-buffered mode delivers
+whole lines, measured ~6 ms after the probe's ``write(2)``; the probe itself writes each record with one
+unbuffered ``write(2)``, so nothing waits in a buffer. The step runs ``gputui probe`` with the
+interpreter of the attaching side (clusters share home/project file systems) and its stdout is read as
+the record stream of all nodes at once (records carry ``host``). Handled:
+
+* job pending → a ``job_state`` event saying so, then wait (polling ``scontrol``) until it starts;
+* job finished → a ``job_state`` event with what is known (state, exit code, nodes, output path), or from
+  ``sacct``, or the one line "accounting is disabled";
+* the step failing to start → :class:`AttachError` carrying srun's own message;
+* a node's probe dying (``srun: error: node2: task 1: Killed``) or going silent → ``node_lost`` for that
+  node; the others keep streaming;
+* a ``probe_started`` from another gputui version → a ``warning`` event;
+* the job ending → the step ends with it, a final ``job_state`` event;
+* stopping the attach (``stop`` event, Ctrl-C) terminates only the probe step, never the job.
+
+The job's StdOut/StdErr files (resolved by ``scontrol``) are followed with the project's one file follower
+and log parser (:class:`gputui.logs.follower.LogFollower`: polling, truncation, rotation, a file not
+created yet); the training metrics it finds join the stream.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from gputui import __version__
+from gputui.recordio import parse_line
+from gputui.records import Record, RecordError, event
+from gputui.slurm.commands import SlurmError, slurm_env, which
+from gputui.slurm.jobs import AccountingDisabled, Job, JobNotFound, check_mine, finished_job, format_duration
+from gputui.slurm.jobs import job_detail as _job_detail
+from gputui.slurm.version import detect_version, overlap_problem, overlap_warning
+
+_TASK_ERROR = re.compile(r"srun: error: (\S+): tasks? ([\d,-]+): (.*)")
+STOP_GRACE_S = 5.0
+
+
+class AttachError(SlurmError):
+    """Attaching failed; ``str()`` is one line (srun's own message where there is one)."""
+
+
+@dataclass
+class AttachOptions:
+    backend: str = "auto"
+    interval: float = 1.0
+    python: str = sys.executable
+    pending_poll_s: float = 2.0
+    silence_s: float | None = None  # node_lost after this long without a record (default 5×interval, ≥10 s)
+    follow_logs: bool = True
+    log_poll_s: float = 0.5
+    wait_pending: bool = True
+
+
+def probe_argv(job: Job, options: AttachOptions) -> list[str]:
+    """The srun command line of the probe step (argv list)."""
+    n = str(job.num_nodes or len(job.nodes) or 1)
+    jobid = str(job.raw_job_id or job.job_id)
+    srun = ["srun", f"--jobid={jobid}", "--overlap", "-N", n, "-n", n, "--ntasks-per-node=1"]
+    srun += ["--kill-on-bad-exit=0", "--quiet"]  # line-buffered on purpose: see the module docs
+    probe = [options.python, "-m", "gputui", "probe", "--backend", options.backend]
+    return [*srun, *probe, "--interval", f"{options.interval:g}"]
+
+
+class Attacher:
+    """Streams the records of one job to ``emit`` until the job ends or ``stop`` is set."""
+
+    def __init__(
+        self,
+        job_id: str,
+        emit: Callable[[Record], None],
+        options: AttachOptions | None = None,
+        *,
+        env: dict[str, str] | None = None,
+    ) -> None:
+        self.job_id = job_id
+        self.emit = emit
+        self.options = options or AttachOptions()
+        self.env = env
+        self.stop = threading.Event()
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.job: Job | None = None
+        self.last_seen: dict[str, float] = {}
+        self.lost: set[str] = set()
+        self.first_record: dict[str, float] = {}
+        self.malformed = 0  # stdout lines of the step that were not records
+        self.bad_lines: list[bytes] = []
+        self.started_at = time.monotonic()
+        self._followers: list[tuple[str, object]] = []
+
+    # ------------------------------------------------------------------ job state
+
+    def _detail(self) -> Job:
+        return _job_detail(self.job_id, env=self.env)
+
+    def _say(self, event_type: str, message: str, **detail: object) -> None:
+        self.emit(event(event_type, message=message, job=self.job_id, **detail))
+
+    def _finished_summary(self, job: Job) -> None:
+        where = f" on {job.nodelist}" if job.nodelist else ""
+        ran = f", ran {format_duration(job.time_used_s)}" if job.time_used_s is not None else ""
+        code = f" (exit {job.exit_code})" if job.exit_code else ""
+        out = f"; output: {job.stdout}" if job.stdout else ""
+        self._say(
+            "job_state", f"job {job.job_id} has ended: {job.state}{code}{ran}{where}{out}", state=job.state
+        )
+
+    def resolve(self) -> Job | None:
+        """The job if it is running (after waiting while pending); None if it has ended (reported)."""
+        try:
+            job = self._detail()
+        except JobNotFound:
+            try:
+                old = finished_job(self.job_id, env=self.env)
+            except AccountingDisabled as exc:
+                raise AttachError(f"job {self.job_id} is not known to Slurm any more; {exc}") from None
+            except JobNotFound:
+                raise AttachError(f"job {self.job_id} is not known to Slurm") from None
+            self._finished_summary(old)
+            return None
+        check_mine(job)
+        announced = False
+        while job.state in ("PENDING", "CONFIGURING", "REQUEUED", "SUSPENDED"):
+            if not self.options.wait_pending:
+                self._say("job_state", f"job {job.job_id} is {job.state} ({job.reason or 'no reason given'})")
+                return None
+            if not announced:
+                why = job.reason or "no reason given"
+                self._say(
+                    "job_state",
+                    f"job {job.job_id} is {job.state} ({why}): waiting for it to start",
+                    state=job.state,
+                )
+                announced = True
+            if self.stop.wait(self.options.pending_poll_s):
+                return None
+            try:
+                job = self._detail()
+            except JobNotFound:
+                raise AttachError(f"job {self.job_id} disappeared while pending") from None
+        if job.state != "RUNNING":
+            self._finished_summary(job)
+            return None
+        return job
+
+    # ------------------------------------------------------------------ the probe step
+
+    def _start(self, job: Job) -> None:
+        argv = probe_argv(job, self.options)
+        env = slurm_env(self.env)
+        argv[0] = which("srun", env)
+        self.proc = subprocess.Popen(
+            argv,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,  # a Ctrl-C in the terminal reaches us, not srun (we stop it ourselves)
+        )
+
+    def _pump(self, stream, tag: str, out: queue.Queue) -> None:
+        for line in iter(stream.readline, b""):
+            out.put((tag, line))
+        out.put((tag, None))
+
+    def _stop_step(self) -> None:
+        proc = self.proc
+        if proc is None or proc.poll() is not None:
+            return
+        proc.send_signal(signal.SIGTERM)  # srun forwards it to the step's tasks; the job is untouched
+        try:
+            proc.wait(STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(STOP_GRACE_S)
+
+    def _handle_stdout(self, raw: bytes) -> None:
+        if not raw.strip():
+            return
+        try:
+            records = parse_line(raw.rstrip(b"\n"))
+        except (ValueError, RecordError):
+            self.malformed += 1
+            self.bad_lines = [*self.bad_lines[-4:], raw[:300]]
+            return
+        now = time.monotonic()
+        for rec in records:
+            host = rec.get("host")
+            if isinstance(host, str):
+                self.last_seen[host] = now
+                self.first_record.setdefault(host, now - self.started_at)
+                if host in self.lost:
+                    self.lost.discard(host)
+            if rec.kind == "event" and rec.get("event") == "probe_started":
+                self._check_version(rec)
+            self.emit(rec)
+
+    def _check_version(self, rec: Record) -> None:
+        theirs = rec.get("version")
+        if theirs and theirs != __version__:
+            self._say(
+                "warning",
+                f"node {rec.get('host')} runs gputui {theirs} but this side runs {__version__}: "
+                "records may differ (is the same environment visible on the compute nodes?)",
+                host=rec.get("host"),
+            )
+
+    def _handle_stderr(self, raw: bytes, stderr_tail: list[str]) -> None:
+        line = raw.decode("utf-8", "replace").strip()
+        if not line:
+            return
+        stderr_tail.append(line)
+        del stderr_tail[:-20]
+        match = _TASK_ERROR.match(line)
+        if match and self.job is not None:
+            self._lose(match.group(1), match.group(3))
+
+    def _lose(self, node: str, why: str) -> None:
+        if node in self.lost:
+            return
+        self.lost.add(node)
+        self._say("node_lost", f"node {node}: probe stopped ({why}); other nodes keep streaming", host=node)
+
+    def _check_silence(self) -> None:
+        limit = self.options.silence_s or max(10.0, 5 * self.options.interval)
+        now = time.monotonic()
+        for host, seen in self.last_seen.items():
+            if host not in self.lost and now - seen > limit:
+                self._lose(host, f"no record for {now - seen:.0f} s")
+
+    # ------------------------------------------------------------------ logs
+
+    def _open_followers(self, job: Job) -> None:
+        if not self.options.follow_logs:
+            return
+        try:
+            from gputui.logs.follower import LogFollower  # the project's one follower
+        except ImportError:
+            return
+        for path in dict.fromkeys(p for p in (job.stdout, job.stderr) if p):
+            self._followers.append((path, LogFollower(path, job=job.job_id)))
+
+    def _poll_logs(self, final: bool = False) -> None:
+        for _path, follower in self._followers:
+            try:
+                records = follower.finish() if final else follower.poll()  # type: ignore[attr-defined]
+            except OSError:
+                continue
+            for rec in records:
+                self.emit(rec)
+
+    # ------------------------------------------------------------------ main loop
+
+    def run(self) -> int:
+        """Attach until the job ends or :attr:`stop` is set. Returns 0; raises :class:`AttachError`."""
+        version = detect_version(self.env)
+        problem = overlap_problem(version)
+        if problem:
+            raise AttachError(problem)
+        job = self.resolve()
+        if job is None:
+            return 0
+        self.job = job
+        warning = overlap_warning(version)
+        if warning:
+            self._say("warning", warning)
+        gpus = sum(len(v) for v in job.gpus.values())
+        self._say(
+            "job_state",
+            f"attached to job {job.job_id} ({job.name}): {job.state} on {job.nodelist}, {gpus} GPUs; "
+            f"output {job.stdout or 'unknown'}",
+            state=job.state,
+            nodes=job.nodes,
+            stdout=job.stdout or None,
+        )
+        self.started_at = time.monotonic()
+        self._start(job)
+        self._open_followers(job)
+        lines: queue.Queue = queue.Queue()
+        assert self.proc is not None and self.proc.stdout is not None and self.proc.stderr is not None
+        for stream, tag in ((self.proc.stdout, "out"), (self.proc.stderr, "err")):
+            threading.Thread(target=self._pump, args=(stream, tag, lines), daemon=True).start()
+        open_streams, stderr_tail, next_log = 2, [], 0.0
+        try:
+            while open_streams and not self.stop.is_set():
+                try:
+                    tag, raw = lines.get(timeout=0.2)
+                except queue.Empty:
+                    tag, raw = None, None
+                if tag is not None and raw is None:
+                    open_streams -= 1
+                elif tag == "out":
+                    self._handle_stdout(raw)
+                elif tag == "err":
+                    self._handle_stderr(raw, stderr_tail)
+                self._check_silence()
+                if self._followers and time.monotonic() >= next_log:
+                    self._poll_logs()
+                    next_log = time.monotonic() + self.options.log_poll_s
+        finally:
+            self._stop_step()
+        if self.stop.is_set():
+            self._close()
+            self._say("job_state", f"detached from job {job.job_id} (the job keeps running)")
+            return 0
+        code = self.proc.wait()
+        if self._followers:
+            self._poll_logs(final=True)
+        self._close()
+        return self._after_step(job, code, stderr_tail)
+
+    def _close(self) -> None:
+        """Close the step's pipes (after the reader threads saw EOF, or with the step stopped)."""
+        if self.proc is not None:
+            for stream in (self.proc.stdout, self.proc.stderr):
+                if stream is not None:
+                    with contextlib.suppress(OSError):
+                        stream.close()
+        for _path, follower in self._followers:
+            follower.file.close()  # type: ignore[attr-defined]
+
+    def _after_step(self, job: Job, code: int, stderr_tail: list[str]) -> int:
+        try:
+            now = self._detail()
+        except JobNotFound:
+            now = None
+        if now is not None and now.active and now.state != "COMPLETING":
+            if not self.first_record:
+                fallback = (stderr_tail or [f"srun exited {code}"])[-1]
+                msg = next((ln for ln in reversed(stderr_tail) if "error" in ln.lower()), fallback)
+                raise AttachError(f"the probe step did not start: {msg}")
+            self._say(
+                "job_state",
+                f"the probe step ended (srun exit {code}) but job {job.job_id} is still {now.state}",
+            )
+            return 1
+        if now is None:
+            self._say("job_state", f"job {job.job_id} has ended", state="UNKNOWN")
+        else:
+            self._finished_summary(now)
+        return 0

@@ -1,0 +1,219 @@
+"""The batch script ``gputui run`` writes: a readable ``#SBATCH`` template for three launch patterns.
+
+* ``per-gpu`` — one task per GPU: ``srun -u CMD`` starts nodes × tasks-per-node copies; each reads its rank
+  from ``SLURM_PROCID`` (what ``gputui.distenv`` and the reference trainers do).
+* ``torchrun`` — one task per node running ``torchrun --nproc_per_node=T --no-python CMD`` (LUMI style;
+  rendezvous ``c10d`` at ``MASTER_ADDR:MASTER_PORT``).
+* ``per-node`` — one task per node using all its GPUs (TensorFlow ``MirroredStrategy`` /
+  ``MultiWorkerMirroredStrategy`` with ``SlurmClusterResolver``).
+
+``MASTER_ADDR`` is the job's first host (``scontrol show hostnames``), ``MASTER_PORT`` is computed in the
+script from ``SLURM_JOB_ID`` with the same formula as :func:`gputui.distenv.master_port_for_job`, and the
+user's command is written with :func:`shlex.join`, so it reaches the program byte for byte. Scripts are
+kept in :func:`scripts_dir` and renamed ``<name>-<jobid>.sh`` once sbatch has given the job id.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gputui.distenv import PORT_HIGH, PORT_LOW
+from gputui.slurm.commands import SlurmError, run_slurm
+
+PATTERNS = ("per-gpu", "torchrun", "per-node")
+_DESCRIPTIONS = {
+    "per-gpu": "one task per GPU: srun starts every rank; each reads its rank from SLURM_PROCID",
+    "torchrun": "one task per node running torchrun, which starts the node's ranks",
+    "per-node": "one task per node using all of the node's GPUs (e.g. TensorFlow MirroredStrategy)",
+}
+
+
+@dataclass
+class LaunchSpec:
+    cmd: list[str]
+    nodes: int = 1
+    gpus_per_node: int = 0
+    ntasks_per_node: int | None = None
+    cpus_per_task: int | None = None
+    time: str | None = None
+    partition: str | None = None
+    account: str | None = None
+    mem: str | None = None
+    env_setup: str | None = None
+    pattern: str = "per-gpu"
+    job_name: str | None = None
+    gpu_log: bool = False  # start `gputui --log` on every node in the background
+    gpu_log_interval: float = 2.0
+    python: str = "python3"  # interpreter for gputui itself (the --gpu-log step)
+    extra_sbatch: list[str] = field(default_factory=list)
+
+    @property
+    def ranks_per_node(self) -> int:
+        """Processes per node: tasks per node, else GPUs per node, else 1 (1 for per-node)."""
+        if self.pattern == "per-node":
+            return 1
+        return self.ntasks_per_node or self.gpus_per_node or 1
+
+    @property
+    def world_size(self) -> int:
+        return self.nodes * self.ranks_per_node
+
+    @property
+    def name(self) -> str:
+        if self.job_name:
+            return self.job_name
+        words = [w for w in self.cmd if not w.startswith("-")]
+        prog = next((w for w in words[1:] if "python" in Path(words[0]).name and w != "-m"), None)
+        base = Path(prog or (words[0] if words else "job")).name
+        return re.sub(r"[^A-Za-z0-9_.+-]", "_", base)[:40] or "job"
+
+
+def validate(spec: LaunchSpec) -> None:
+    if not spec.cmd:
+        raise SlurmError("no command given: gputui run [options] -- CMD ARGS...")
+    if spec.pattern not in PATTERNS:
+        raise SlurmError(f"unknown pattern {spec.pattern!r} (one of {', '.join(PATTERNS)})")
+    if spec.gpus_per_node < 0:
+        raise SlurmError("--gpus-per-node must be 0 or more")
+    for label, value in (("--time", spec.time), ("--mem", spec.mem), ("--partition", spec.partition)):
+        if value is not None and (not value or any(c.isspace() or c in "\"'`$;\\" for c in value)):
+            raise SlurmError(f"{label} {value!r} is not a valid value")
+    if spec.account is not None and not re.fullmatch(r"[A-Za-z0-9_.+-]+", spec.account):
+        raise SlurmError(f"--account {spec.account!r} is not a valid value")
+
+
+def _port_lines() -> list[str]:
+    span = PORT_HIGH - PORT_LOW + 1
+    return [
+        "job_number=${SLURM_JOB_ID%%[!0-9]*}",
+        f"export MASTER_PORT=$(( {PORT_LOW} + job_number % {span} ))",
+    ]
+
+
+def render(spec: LaunchSpec) -> str:
+    """The batch script text for ``spec`` (what ``gputui run --dry-run`` prints)."""
+    validate(spec)
+    per_node_tasks = 1 if spec.pattern in ("torchrun", "per-node") else spec.ranks_per_node
+    lines = [
+        "#!/bin/bash",
+        f"# Written by `gputui run` (pattern {spec.pattern}): {_DESCRIPTIONS[spec.pattern]}.",
+        "# Edit it freely and resubmit with: sbatch <this file>",
+        f"#SBATCH --job-name={spec.name}",
+        f"#SBATCH --nodes={spec.nodes}",
+        f"#SBATCH --ntasks-per-node={per_node_tasks}",
+    ]
+    if spec.gpus_per_node:
+        lines.append(f"#SBATCH --gres=gpu:{spec.gpus_per_node}")
+    optional = (
+        ("cpus-per-task", spec.cpus_per_task),
+        ("mem", spec.mem),
+        ("time", spec.time),
+        ("partition", spec.partition),
+        ("account", spec.account),
+    )
+    lines += [f"#SBATCH --{key}={value}" for key, value in optional if value is not None]
+    lines += [f"#SBATCH {arg}" for arg in spec.extra_sbatch]
+    lines += ["", "set -eo pipefail"]
+    if spec.env_setup:
+        lines += ["", "# Environment setup (--env-setup)", f"source {shlex.quote(spec.env_setup)}"]
+    world = {
+        "per-gpu": "$SLURM_NTASKS",
+        "torchrun": f"$(( SLURM_NNODES * {spec.ranks_per_node} ))",
+        "per-node": "$SLURM_NNODES",
+    }[spec.pattern]
+    lines += [
+        "",
+        "# Rendezvous: the job's first host, and a port derived from the job id",
+        f"# ({PORT_LOW} + id % {PORT_HIGH - PORT_LOW + 1}, as gputui.distenv.master_port_for_job does)",
+        'export MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)',
+        *_port_lines(),
+        f"export WORLD_SIZE={world}",
+        "export PYTHONUNBUFFERED=1",
+    ]
+    if spec.gpu_log:
+        log = [
+            shlex.quote(spec.python),
+            "-m",
+            "gputui",
+            "--log",
+            "-",
+            "--interval",
+            f"{spec.gpu_log_interval:g}",
+        ]
+        lines += [
+            "",
+            "# GPU and host samples of every node (gputui --log), one file per node, in the background.",
+            'srun --overlap -N "$SLURM_NNODES" --ntasks-per-node=1 --quiet -o "gputui-%j-%N.jsonl" \\',
+            f"    {' '.join(log)} &",
+            "gputui_log_step=$!",
+        ]
+    user_cmd = shlex.join(spec.cmd)
+    if spec.pattern == "torchrun":
+        launch = [
+            f"# torchrun starts {spec.ranks_per_node} ranks per node and sets RANK, LOCAL_RANK, WORLD_SIZE.",
+            "srun -u torchrun \\",
+            '    --nnodes="$SLURM_NNODES" \\',
+            f"    --nproc_per_node={spec.ranks_per_node} \\",
+            '    --rdzv_id="$SLURM_JOB_ID" \\',
+            "    --rdzv_backend=c10d \\",
+            '    --rdzv_endpoint="$MASTER_ADDR:$MASTER_PORT" \\',
+            "    --no_python \\",
+            f"    {user_cmd}",
+        ]
+    else:
+        launch = [f"srun -u {user_cmd}"]
+    lines.append("")
+    if spec.gpu_log:
+        launch[-1] += " || status=$?"
+        lines += ["status=0", *launch, 'kill "$gputui_log_step" 2>/dev/null || true', 'exit "$status"']
+    else:
+        lines += launch
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- where scripts live
+
+
+def state_dir() -> Path:
+    """``$GPUTUI_STATE_DIR``, else ``$XDG_STATE_HOME/gputui``, else ``~/.local/state/gputui``."""
+    if os.environ.get("GPUTUI_STATE_DIR"):
+        return Path(os.environ["GPUTUI_STATE_DIR"])
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return Path(base) / "gputui"
+
+
+def scripts_dir() -> Path:
+    return state_dir() / "scripts"
+
+
+def write_script(spec: LaunchSpec, text: str | None = None) -> Path:
+    """Write the script to :func:`scripts_dir` under a provisional name; return its path."""
+    folder = scripts_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{spec.name}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.sh"
+    path.write_text(text if text is not None else render(spec))
+    path.chmod(0o755)
+    return path
+
+
+def submit(script: Path, *, env: dict[str, str] | None = None) -> tuple[str, Path]:
+    """``sbatch --parsable`` the script; rename it ``<name>-<jobid>.sh``; return (job id, final path)."""
+    res = run_slurm(["sbatch", "--parsable", str(script)], env=env, check=False, timeout=60)
+    if res.returncode != 0:
+        why = (res.stderr.strip().splitlines() or [f"exit status {res.returncode}"])[-1]
+        raise SlurmError(f"sbatch: {why.removeprefix('sbatch: error: ')}")
+    job_id = res.stdout.strip().split(";")[0]
+    if not job_id.isdigit():
+        raise SlurmError(f"sbatch printed no job id: {res.stdout.strip()[:80]!r}")
+    name = re.sub(r"-\d{8}-\d{6}-\d+\.sh$", "", script.name)
+    final = script.with_name(f"{name}-{job_id}.sh")
+    try:
+        script.rename(final)
+    except OSError:
+        final = script
+    return job_id, final

@@ -1,0 +1,27 @@
+#!/bin/bash
+# Written by `gputui run` (pattern per-node): one task per node using all of the node's GPUs (e.g. TensorFlow MirroredStrategy).
+# Edit it freely and resubmit with: sbatch <this file>
+#SBATCH --job-name=train.py
+#SBATCH --nodes=2
+#SBATCH --ntasks-per-node=1
+#SBATCH --gres=gpu:4
+#SBATCH --cpus-per-task=8
+#SBATCH --mem=64G
+#SBATCH --time=01:00:00
+#SBATCH --partition=gpu
+#SBATCH --account=proj42
+
+set -eo pipefail
+
+# Environment setup (--env-setup)
+source '/home/me/env setup.sh'
+
+# Rendezvous: the job's first host, and a port derived from the job id
+# (10000 + id % 22768, as gputui.distenv.master_port_for_job does)
+export MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
+job_number=${SLURM_JOB_ID%%[!0-9]*}
+export MASTER_PORT=$(( 10000 + job_number % 22768 ))
+export WORLD_SIZE=$SLURM_NNODES
+export PYTHONUNBUFFERED=1
+
+srun -u python train.py --epochs 3 'a b' 'it'"'"'s' '"q"' '$HOME' 'x;y' '`id`'

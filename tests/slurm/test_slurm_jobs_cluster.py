@@ -1,0 +1,328 @@
+"""gputui.slurm against the real local Slurm 22.05 cluster (``ci/slurm-cluster``): submit, list, detail,
+attach (records from both nodes within a deadline), node loss, pending and finished jobs, arrays, cancel and
+signals, injection attempts, and the three launch patterns with a real 2-node PyTorch DDP job (gloo, CPU).
+
+Every wait polls with a deadline. The cluster is shared with other tests (everyone is root there), so
+jobs are always looked up by id, never by "the only job"."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from slurm_helpers import run, sbatch, scancel, step_ids, wait_for, wait_job_state
+
+from gputui.recordio import parse_prefixed
+from gputui.records import Record
+from gputui.slurm.attach import Attacher, AttachError, AttachOptions
+from gputui.slurm.cancel import cancel_job
+from gputui.slurm.jobs import job_detail, list_jobs
+
+pytestmark = pytest.mark.slurm
+
+DATA = Path(__file__).parent / "data"
+VENV_BIN = str(Path(sys.executable).parent)
+TICKER = (
+    "import time\nfrom gputui.recordio import format_prefixed\nfrom gputui.records import metric\n"
+    "for i in range(600):\n    print(format_prefixed(metric('loss', 1.0 / (i + 1), step=i)), flush=True)\n"
+    "    time.sleep(0.5)\n"
+)
+
+
+@pytest.fixture(scope="module")
+def env(slurm_cluster, tmp_path_factory) -> dict[str, str]:
+    state = tmp_path_factory.mktemp("gputui-state")
+    return {
+        **slurm_cluster.env,
+        "GPUTUI_STATE_DIR": str(state),
+        "PATH": VENV_BIN + os.pathsep + os.environ["PATH"],
+    }
+
+
+def gputui(
+    args: list[str], env: dict[str, str], cwd: Path, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "gputui", *args],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def submit_with_run(args: list[str], env: dict[str, str], cwd: Path) -> tuple[str, Path]:
+    res = gputui(["run", "--no-attach", *args], env, cwd)
+    assert res.returncode == 0, res.stderr
+    job = re.search(r"submitted job (\d+)", res.stdout).group(1)
+    script = Path(re.search(r"batch script: (.+)", res.stdout).group(1).strip())
+    return job, script
+
+
+class Collector:
+    """Runs an Attacher in a thread and keeps every record it emits."""
+
+    def __init__(self, job: str, env: dict[str, str], **options) -> None:
+        self.records: list[Record] = []
+        self.lock = threading.Lock()
+        opts = AttachOptions(backend="sim", interval=0.5, **options)
+        self.attacher = Attacher(job, self._emit, opts, env=env)
+        self.result: object = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _emit(self, record: Record) -> None:
+        with self.lock:
+            self.records.append(record)
+
+    def _run(self) -> None:
+        try:
+            self.result = self.attacher.run()
+        except Exception as exc:
+            self.result = exc
+
+    def snapshot(self) -> list[Record]:
+        with self.lock:
+            return list(self.records)
+
+    def events(self, name: str) -> list[Record]:
+        return [r for r in self.snapshot() if r.kind == "event" and r.get("event") == name]
+
+    def gpu_hosts(self, since: float = 0.0) -> set[str]:
+        return {r["host"] for r in self.snapshot() if r.kind == "gpu" and r.time >= since}
+
+    def stop(self) -> object:
+        self.attacher.stop.set()
+        self.thread.join(20)
+        assert not self.thread.is_alive()
+        return self.result
+
+
+@pytest.fixture(scope="module")
+def running_job(env, slurm_cluster, tmp_path_factory):
+    """A 2-node job with 2 GPUs per node printing a metric record every 0.5 s."""
+    cwd = tmp_path_factory.mktemp("running")
+    job, script = submit_with_run(
+        [
+            "-N",
+            "2",
+            "--gpus-per-node",
+            "2",
+            "--ntasks-per-node",
+            "1",
+            "--job-name",
+            "ticker",
+            "--",
+            sys.executable,
+            "-c",
+            TICKER,
+        ],
+        env,
+        cwd,
+    )
+    wait_job_state(job, {"RUNNING"}, 30, env)
+    yield job, script, cwd
+    scancel(job, env)
+
+
+def test_submit_list_detail(running_job, env) -> None:
+    job, script, cwd = running_job
+    assert script.name == f"ticker-{job}.sh" and script.parent == Path(env["GPUTUI_STATE_DIR"]) / "scripts"
+    assert script.read_text().startswith("#!/bin/bash")
+    listed = {j.job_id: j for j in list_jobs(env=env)}
+    assert job in listed and listed[job].nodes == ["node1", "node2"] and listed[job].name == "ticker"
+    assert listed[job].stdout == str(cwd / f"slurm-{job}.out")
+    detail = job_detail(job, env=env)
+    assert detail.state == "RUNNING" and detail.num_nodes == 2 and detail.user
+    assert set(detail.gpus) == {"node1", "node2"} and all(len(v) == 2 for v in detail.gpus.values())
+    assert detail.stdout == str(cwd / f"slurm-{job}.out") and detail.work_dir == str(cwd)
+    out = gputui(["jobs", "--json"], env, cwd)
+    assert out.returncode == 0 and job in {j["job_id"] for j in json.loads(out.stdout)}
+
+
+def test_attach_receives_both_nodes_and_detaches_leaving_the_job(running_job, env) -> None:
+    job, _, _ = running_job
+    started = time.monotonic()
+    col = Collector(job, env)
+    try:
+        wait_for(lambda: col.gpu_hosts() >= {"node1", "node2"}, 15, what="gpu records from both nodes")
+    except TimeoutError:
+        raise AssertionError(f"{col.result!r} {col.snapshot()[:5]}") from None
+    first_all = time.monotonic() - started
+    wait_for(
+        lambda: any(r.kind == "metric" and r.get("name") == "loss" for r in col.snapshot()),
+        15,
+        what="a metric record from the job's output file (log follower)",
+    )
+    probe_steps = [s for s in step_ids(job, env) if s not in (f"{job}.batch", f"{job}.0", f"{job}.extern")]
+    assert len(probe_steps) == 1, step_ids(job, env)  # one step for all nodes
+    assert col.stop() == 0
+    assert first_all < 10
+    wait_for(lambda: probe_steps[0] not in step_ids(job, env), 15, what="the probe step to end")
+    assert job_detail(job, env=env).state == "RUNNING"  # stopping ended only the probe step
+    started_events = col.events("probe_started")
+    assert {e["host"] for e in started_events} == {"node1", "node2"}, col.attacher.bad_lines
+    assert not col.events("warning")  # same version on both sides
+
+
+def test_node_loss_other_node_keeps_streaming(running_job, env) -> None:
+    job, _, _ = running_job
+    col = Collector(job, env)
+    try:
+        started = wait_for(
+            lambda: (
+                {e["host"]: e for e in col.events("probe_started")}
+                if len(col.events("probe_started")) == 2
+                else None
+            ),
+            15,
+        )
+        os.kill(started["node2"]["pid"], signal.SIGKILL)  # one node's probe task dies
+        lost = wait_for(lambda: col.events("node_lost"), 15, what="node_lost")
+        assert lost[0]["host"] == "node2" and len(lost) == 1
+        after = lost[0].time
+        wait_for(lambda: "node1" in col.gpu_hosts(since=after + 0.6), 10, what="node1 still streaming")
+        assert "node2" not in col.gpu_hosts(since=after + 0.6)
+    finally:
+        col.stop()
+
+
+def test_attach_cli_json_stream(running_job, env) -> None:
+    job, _, cwd = running_job
+    res = gputui(
+        ["attach", job, "--json", "--probe-backend", "sim", "--probe-interval", "0.5", "--detach-after", "3"],
+        env,
+        cwd,
+    )
+    assert res.returncode == 0, res.stderr
+    records = [json.loads(line) for line in res.stdout.splitlines()]
+    assert {r["host"] for r in records if r["kind"] == "gpu"} == {"node1", "node2"}
+
+
+def test_pending_job_waits_then_attaches(env, tmp_path) -> None:
+    job = sbatch("sleep 120", env, tmp_path, ["--hold", "-N", "1"])
+    try:
+        col = Collector(job, env, pending_poll_s=0.3)
+        wait_for(
+            lambda: any("waiting" in e.get("message", "") for e in col.events("job_state")),
+            10,
+            what="pending",
+        )
+        assert not col.gpu_hosts()
+        run(["scontrol", "release", job], env)
+        wait_for(lambda: col.gpu_hosts(), 20, what="records once the job runs")
+        col.stop()
+    finally:
+        scancel(job, env)
+
+
+def test_finished_and_unknown_jobs(env, tmp_path) -> None:
+    job = sbatch("true", env, tmp_path)
+    wait_job_state(job, {"COMPLETED"}, 30, env)
+    seen: list[Record] = []
+    assert Attacher(job, seen.append, AttachOptions(backend="sim"), env=env).run() == 0
+    assert "has ended: COMPLETED" in seen[-1]["message"]
+    with pytest.raises(AttachError):
+        Attacher("99999999", seen.append, env=env).run()
+    for argv in (["attach", "99999999"], ["cancel", "99999999"]):
+        res = gputui(argv, env, tmp_path)
+        assert res.returncode == 1 and res.stderr.count("\n") == 1 and "not known to Slurm" in res.stderr, (
+            res.stderr
+        )
+
+
+def test_array_job(env, tmp_path) -> None:
+    job = sbatch(
+        'echo "task $SLURM_ARRAY_TASK_ID"; sleep 60',
+        env,
+        tmp_path,
+        ["--array=0-1", "-o", "arr-%A_%a.out", "-J", "arr|x"],
+    )
+    try:
+        wanted = {f"{job}_0", f"{job}_1"}
+
+        def both_listed() -> dict | None:
+            found = {j.job_id: j for j in list_jobs(env=env) if j.job_id in wanted}
+            return found if len(found) == 2 else None
+
+        listed = wait_for(both_listed, 20, what="both array tasks in squeue")
+        assert listed[f"{job}_1"].stdout == str(
+            tmp_path / f"arr-{job}_1.out"
+        )  # our expansion of the raw pattern
+        detail = job_detail(f"{job}_1", env=env)
+        assert detail.job_id == f"{job}_1" and detail.array_task_id == 1 and detail.name == "arr|x"
+        assert detail.stdout == listed[f"{job}_1"].stdout  # scontrol's expansion agrees with ours
+        wait_for(lambda: Path(detail.stdout).exists() and "task 1" in Path(detail.stdout).read_text(), 20)
+    finally:
+        scancel(job, env)
+
+
+def test_signal_and_cancel_confirmed(env, tmp_path) -> None:
+    job = sbatch('trap "echo got USR1" USR1\nfor i in $(seq 600); do sleep 0.2; done', env, tmp_path)
+    try:
+        wait_job_state(job, {"RUNNING"}, 30, env)
+        res = gputui(["cancel", job, "--signal", "usr1"], env, tmp_path)
+        assert res.returncode == 0 and "SIGUSR1" in res.stdout, res.stderr
+        out = tmp_path / f"slurm-{job}.out"
+        wait_for(lambda: out.exists() and "got USR1" in out.read_text(), 15, what="the trap to run")
+        assert job_detail(job, env=env).state == "RUNNING"
+        result = cancel_job(job, env=env)
+        assert result.confirmed and result.state == "CANCELLED"
+    finally:
+        scancel(job, env)
+
+
+def test_user_command_reaches_the_program_byte_exact(env, tmp_path) -> None:
+    tricky = ["a b", "it's", '"dq"', "$HOME", "x;y", "`id`", "$(id)", "back\\slash", "*", "", "é"]
+    code = "import json, sys; print('ARGV=' + json.dumps(sys.argv[1:]))"
+    job, _ = submit_with_run(["--", sys.executable, "-c", code, *tricky], env, tmp_path)
+    wait_job_state(job, {"COMPLETED"}, 30, env)
+    line = next(
+        ln for ln in (tmp_path / f"slurm-{job}.out").read_text().splitlines() if ln.startswith("ARGV=")
+    )
+    assert json.loads(line[5:]) == tricky
+
+
+def test_three_launch_patterns_with_real_ddp(env, tmp_path) -> None:
+    script = str(DATA / "ddp_allreduce.py")
+    jobs = {}
+    for pattern in ("per-gpu", "torchrun", "per-node"):
+        folder = tmp_path / pattern
+        folder.mkdir()
+        jobs[pattern], _ = submit_with_run(
+            [
+                "-N",
+                "2",
+                "--ntasks-per-node",
+                "2",
+                "--pattern",
+                pattern,
+                "--job-name",
+                f"ddp-{pattern}",
+                "--",
+                sys.executable,
+                script,
+            ],
+            env,
+            folder,
+        )
+    for pattern, job in jobs.items():
+        state = wait_job_state(job, {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT"}, 120, env)
+        text = (tmp_path / pattern / f"slurm-{job}.out").read_text()
+        assert state == "COMPLETED", text[-2000:]
+        records = [r for ln in text.splitlines() if (rs := parse_prefixed(ln)) for r in rs]
+        world = 2 if pattern == "per-node" else 4
+        assert sorted(r["rank"] for r in records) == list(range(world)), text[-2000:]
+        assert {r["value"] for r in records} == {float(sum(range(world)))}
+        assert {r["host"] for r in records} == {"node1", "node2"}
+        assert {r["world_size"] for r in records} == {world}
