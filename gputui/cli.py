@@ -76,6 +76,22 @@ def _add_sampling_options(parser: argparse.ArgumentParser) -> None:
     stop.add_argument("--duration", type=_positive_float, metavar="S", help="stop after S seconds")
 
 
+def _add_attach_options(parser: argparse.ArgumentParser) -> None:
+    """Options of attaching to a job (``attach``, and ``run`` unless --no-attach)."""
+    out = parser.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="write the merged record stream to stdout")
+    out.add_argument("--output", metavar="FILE", help="append the merged record stream to FILE")
+    parser.add_argument(
+        "--probe-backend",
+        choices=("auto", "nvidia", "amd", "sim", "none"),
+        help="GPU backend of the probe on the job's nodes (default auto)",
+    )
+    parser.add_argument("--probe-interval", type=_positive_float, metavar="S", help="seconds between samples")
+    parser.add_argument("--detach-after", type=_positive_float, metavar="S", help="stop attaching after S s")
+    parser.add_argument("--no-wait", action="store_true", help="do not wait for a pending job to start")
+    parser.add_argument("--no-logs", action="store_true", help="do not follow the job's output files")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The whole command-line grammar (cheap: no command module is imported)."""
     parser = argparse.ArgumentParser(
@@ -90,11 +106,25 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="headless: append GPU and host samples to FILE as JSON lines ('-' = stdout)",
     )
+    parser.add_argument(
+        "--rotate-mb",
+        type=_positive_float,
+        metavar="M",
+        help="headless: move FILE to FILE.1 (FILE.1 to FILE.2 ...) when it reaches M MiB",
+    )
+    parser.add_argument(
+        "--rotate-keep",
+        type=_positive_int,
+        default=5,
+        metavar="K",
+        help="headless: rotated files to keep (default 5)",
+    )
     _add_sampling_options(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     attach = sub.add_parser("attach", help="attach to a running job: probe its nodes, follow its output")
     attach.add_argument("jobid", help="Slurm job id (123, array 123_4, het 123+1)")
+    _add_attach_options(attach)
 
     run = sub.add_parser("run", help="write a batch script for CMD, submit it with sbatch and attach")
     run.add_argument("-N", "--nodes", type=_positive_int, default=1)
@@ -110,6 +140,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--dry-run", action="store_true", help="print the batch script, submit nothing")
     run.add_argument("--local", action="store_true", help="run N local processes instead of a Slurm job")
     run.add_argument("--no-attach", action="store_true")
+    run.add_argument("--job-name", metavar="NAME", help="Slurm job name (default: the program's name)")
+    run.add_argument("--gpu-log", action="store_true", help="also run `gputui --log` on every node")
+    _add_attach_options(run)
     run.add_argument("cmd", nargs=argparse.REMAINDER, help="-- CMD ARGS...")
 
     probe = sub.add_parser("probe", help="stream GPU and host samples of this node as JSON lines to stdout")
@@ -123,33 +156,55 @@ def build_parser() -> argparse.ArgumentParser:
 
     jobs = sub.add_parser("jobs", help="list my Slurm jobs")
     jobs.add_argument("--json", action="store_true")
+    jobs.add_argument("--all", action="store_true", help="include jobs that ended in the last minutes")
     cancel = sub.add_parser("cancel", help="cancel (or signal) one of my jobs")
     cancel.add_argument("jobid")
     cancel.add_argument("--signal", metavar="SIG")
     parse = sub.add_parser("parse", help="extract per-epoch metrics from a training log")
     parse.add_argument("files", nargs="+", metavar="FILE")
-    parse.add_argument("--json", action="store_true")
+    parse.add_argument(
+        "--format",
+        default="auto",
+        choices=(
+            "auto",
+            "gputui",
+            "keras",
+            "tqdm",
+            "hf",
+            "pytorch",
+            "generic",
+            "csv",
+            "tensorboard",
+            "jsonl",
+        ),
+        help="log format (default auto: every text format, chosen per line; csv/tfevents by file name)",
+    )
+    parse.add_argument("--json", action="store_true", help="print every record as a JSON line")
     check = sub.add_parser("check", help="validate record files and count what a reader would skip")
     check.add_argument("files", nargs="+", metavar="FILE")
+    train = sub.add_parser("train", help="run a reference trainer: gputui train torch|tf --help")
+    train.add_argument("framework", choices=("torch", "tf"))
+    train.add_argument("args", nargs=argparse.REMAINDER)
     return parser
 
 
 # command → "module:function" implementing it, or the issue that will build it.
 _COMMANDS: dict[str, str] = {
+    "attach": "gputui.commands.attach:main",
+    "run": "gputui.commands.run:main",
+    "jobs": "gputui.commands.jobs:main",
+    "cancel": "gputui.commands.cancel:main",
     "check": "gputui.commands.check:main",
+    "parse": "gputui.commands.parse:main",
+    "train": "gputui.commands.train:main",
+    "probe": "gputui.commands.probe:main",
+    "headless": "gputui.commands.headless:main",
 }
 _NOT_BUILT: dict[str, str] = {
     "tui": "the terminal UI",
-    "headless": "headless --log mode (probes)",
-    "probe": "the probe (probes)",
-    "attach": "attach (Slurm)",
-    "run": "run (Slurm launcher)",
-    "jobs": "jobs (Slurm)",
-    "cancel": "cancel (Slurm)",
     "replay": "replay (terminal UI)",
     "report": "report (analysis)",
     "demo": "demo (terminal UI)",
-    "parse": "parse (log parsers)",
 }
 
 

@@ -26,6 +26,7 @@ from gputui.records import SCHEMA_VERSION, Record, RecordError, record_from_json
 STDOUT_PREFIX = "@gputui "
 DEFAULT_MAX_LINE_BYTES = 1 << 20
 _CHUNK = 1 << 16
+_DECODER = json.JSONDecoder()
 
 
 class RecordWriteError(OSError):
@@ -235,12 +236,22 @@ def read_file(path: str | os.PathLike[str], stats: ReadStats | None = None) -> I
 def parse_prefixed(line: str) -> list[Record] | None:
     """Records from a stdout line ``[N: ]@gputui {json}``; None if the line carries no record.
 
+    Several records glued onto one line (``@gputui {a}@gputui {b}``, which happens when ranks write
+    through ``print`` — text and newline as two writes — into one ``srun -u`` stream) are all returned.
     Raises ValueError/RecordError when the line has the prefix but a broken payload.
     """
     at = line.find(STDOUT_PREFIX)
     if at < 0 or (at and not _is_label(line[:at])):
         return None
-    return parse_line(line[at + len(STDOUT_PREFIX) :].strip().encode("utf-8", "surrogateescape"))
+    found: list[Record] = []
+    rest = line[at:]
+    while rest.startswith(STDOUT_PREFIX):
+        obj, end = _DECODER.raw_decode(rest, len(STDOUT_PREFIX))
+        found.extend(records_from_json_dict(obj))
+        rest = rest[end:].lstrip()
+        if rest and not rest.startswith(STDOUT_PREFIX):
+            raise ValueError(f"unexpected text after a record: {rest[:40]!r}")
+    return found
 
 
 def _is_label(text: str) -> bool:

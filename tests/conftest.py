@@ -28,8 +28,15 @@ class SlurmCluster:
     uts_namespaces: bool  # True: `hostname` inside a task prints the node name
 
 
+_SLURM_TESTS: set[str] = set()  # node ids of the collected tests that carry the slurm marker
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "slurm: needs the local Slurm test cluster")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    _SLURM_TESTS.update(item.nodeid for item in items if item.get_closest_marker("slurm"))
 
 
 def _in_ci() -> bool:
@@ -90,7 +97,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     categories = {"passed": "passed", "skipped": "skipped", "failed": "failed", "error": "failed"}
     for key, category in categories.items():
         for report in terminalreporter.stats.get(key, []):
-            if "slurm" not in getattr(report, "keywords", {}):
+            if report.nodeid not in _SLURM_TESTS:  # the marker, not a "slurm" in the test's path
                 continue
             if outcome.get(report.nodeid) != "failed":  # a failure in any phase wins
                 outcome[report.nodeid] = category

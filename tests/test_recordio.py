@@ -197,3 +197,12 @@ def test_lines_without_the_prefix_carry_no_record() -> None:
     assert parse_prefixed("user says @gputui {}") is None
     with pytest.raises(ValueError):
         parse_prefixed('@gputui {"v":1,"kind":"metric"')
+
+
+def test_records_glued_onto_one_line_by_interleaved_ranks_are_all_read() -> None:
+    a = format_prefixed(records.metric("loss", 1.0, rank=0, time=1.0))
+    b = format_prefixed(records.metric("loss", 2.0, rank=1, time=1.0))
+    assert [r["rank"] for r in parse_prefixed(f"{a}{b}")] == [0, 1]
+    assert [r["rank"] for r in parse_prefixed(f"3: {a} {b}")] == [0, 1]
+    with pytest.raises(ValueError, match="unexpected text"):
+        parse_prefixed(a + "Epoch 3/10")

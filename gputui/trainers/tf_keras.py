@@ -102,7 +102,7 @@ def train(args) -> int:
     rank = env.rank if args.strategy == "multiworker" else 0
     replicas = strategy.num_replicas_in_sync
     plan = batching(args.batch_size, replicas, args.scaling, args.lr, args.scale_lr)
-    tf.random.set_seed(args.seed)
+    tf.keras.utils.set_random_seed(args.seed)  # Python, NumPy and TF: Keras 3 initialisers too
     reporter = Reporter(
         job=env.job_id,
         rank=rank,
