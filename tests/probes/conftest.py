@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from ci_helpers import in_ci
 
 FAKES = Path(__file__).resolve().parents[1] / "fakes"
 if str(FAKES) not in sys.path:
@@ -39,6 +40,8 @@ def fake_nvml(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """Directories holding a compiled fake ``libnvidia-ml.so.1``: ``default`` and ``old`` (no _v3/_v2 mem)."""
     gcc = shutil.which("gcc") or shutil.which("cc")
     if gcc is None:
+        if in_ci():
+            pytest.fail("CI needs gcc to build the fake NVML library", pytrace=False)
         pytest.skip("no C compiler to build the fake NVML library")
     out = {}
     for variant, flags in {"default": [], "old": ["-DNO_V3", "-DNO_MEM_V2"]}.items():

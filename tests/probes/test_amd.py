@@ -9,6 +9,7 @@ import sys
 
 import pytest
 from amd_tree import GCDS, set_value
+from ci_helpers import require_module
 from conftest import clean_env, parse_lines, run_gputui
 from fake_amdsmi import make_fake_amdsmi
 
@@ -109,7 +110,7 @@ def fake_amdsmi(monkeypatch):
 
 
 def test_pyrsmi_over_fake_amdsmi_fills_gaps_from_sysfs(amd_tree, fake_amdsmi):
-    pytest.importorskip("pyrsmi")
+    require_module("pyrsmi", "pip install 'gputui[amd]'")
     b = AmdRocmBackend({}, root=str(amd_tree), library="pyrsmi")
     recs = _sample(b)
     a = recs["0000:c1:00.0"]
