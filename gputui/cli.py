@@ -24,11 +24,14 @@ With no command, opens the terminal UI on your jobs. With --log FILE, runs headl
 
 EPILOG = """\
 examples:
-  gputui demo                       everything locally: simulated GPUs + a real small training run
-  gputui attach 123456              probe every node of job 123456 and follow its output
+  gputui jobs                        my jobs
+  gputui attach 123456               probe every node of job 123456 and follow its output
+  gputui attach 123456 --output run.jsonl     the same, records appended to a file
   gputui run -N 2 --gpus-per-node 4 -- python train.py
-  gputui --log gpu.jsonl --interval 2      headless sampling on a compute node
-  gputui replay gpu.jsonl           look at a recorded run again
+  gputui run --local --ntasks-per-node 2 -- python train.py     no Slurm: local ranks
+  gputui --log gpu-%j-%N.jsonl --interval 2  headless sampling on a compute node
+  gputui probe --backend sim --count 3       simulated GPUs, to see the records
+  gputui parse slurm-123456.out      per-epoch table of a training log
 
 records and their schema: docs/records.md"""
 
