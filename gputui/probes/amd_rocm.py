@@ -73,9 +73,14 @@ class AmdRocmBackend(AmdSysfsBackend):
     """sysfs plus one ROCm library; ``self.library`` is ``"pyrsmi"``, ``"amdsmi"`` or None."""
 
     def __init__(
-        self, env: Mapping[str, str] | None = None, *, root: str | None = None, library: str | None = None
+        self,
+        env: Mapping[str, str] | None = None,
+        *,
+        root: str | None = None,
+        library: str | None = None,
+        **paths: Any,  # dev_root, proc_root
     ) -> None:
-        super().__init__(env, root=root)
+        super().__init__(env, root=root, **paths)
         self.want = library or self.env.get("GPUTUI_AMD_LIBRARY", "auto")
         if self.want not in LIBRARIES:
             raise ProbeError(f"amd backend: GPUTUI_AMD_LIBRARY must be one of {', '.join(LIBRARIES)}")
@@ -182,6 +187,7 @@ class AmdRocmBackend(AmdSysfsBackend):
         if self.library is None:
             return super().sample(processes=processes, now=now)
         out = []
+        procs = self.read_processes(processes)  # KFD for both libraries (they read the same tree)
         for pos, dev in enumerate(self.devices):
             values, missing = self.read_values(dev)
             sources = {k: "sysfs" for k, v in values.items() if v is not None}
@@ -192,8 +198,11 @@ class AmdRocmBackend(AmdSysfsBackend):
                 values[key] = val
                 sources[key] = self.library
                 missing.pop(key, None)
-            values["processes"] = None
-            missing["processes"] = "not_sampled" if not processes else "not_supported"
+            values["processes"], reason = procs[dev.gpu_id]
+            if reason:
+                missing["processes"] = reason
+            else:
+                sources["processes"] = "sysfs"
             out.append(
                 gpu_sample(
                     host=self.host,
@@ -211,4 +220,5 @@ class AmdRocmBackend(AmdSysfsBackend):
 
 
 def make_amd_backend(env: Mapping[str, str] | None = None, **options: Any) -> AmdSysfsBackend:
-    return AmdRocmBackend(env, root=options.get("sysfs_root"), library=options.get("amd_library"))
+    paths = {k: options[k] for k in ("dev_root", "proc_root") if options.get(k)}
+    return AmdRocmBackend(env, root=options.get("sysfs_root"), library=options.get("amd_library"), **paths)

@@ -7,7 +7,12 @@ packages: the secondary die reports no power of its own (rocm_smi_lib's test: en
 file), so its ``power_w`` is missing with reason ``secondary_die`` and both carry the same ``package_id``;
 the primary's ``power_w`` is the package's power (``power_scope: "package"``).
 
-The sysfs root is injectable (``GPUTUI_SYSFS_ROOT`` or the ``root`` argument) for tests.
+Which cards are the step's, and their compute processes, come from the KFD tree (:mod:`amd_kfd`): cards
+whose render node the step may not open (device cgroup) are dropped before ``ROCR_VISIBLE_DEVICES``
+applies, and processes (``/sys/class/kfd/kfd/proc``) are read only on the ticks the sampler asks for them.
+
+The sysfs root is injectable (``GPUTUI_SYSFS_ROOT`` or the ``root`` argument) for tests, and so are the
+device root (``GPUTUI_DEV_ROOT``, ``dev_root``; ``/dev``) and ``/proc`` (``proc_root``).
 """
 
 from __future__ import annotations
@@ -15,53 +20,26 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
-import re
 import struct
 from collections.abc import Mapping
 from typing import Any
 
-from gputui.probes.base import Backend, Device, ProbeError, select_visible, visibility_list
+from gputui.probes.amd_topology import (
+    KfdProcesses,
+    enumerate_cards,
+    read_text,
+    step_devices,
+    sysfs_root,
+)
+from gputui.probes.base import Backend, Device
 from gputui.records import Record, gpu_sample
 
-AMD_VENDOR = "0x1002"
 MI250X_IDS = {"0x7408", "0x740c", "0x740f"}  # Aldebaran: MI250X, MI250, MI210
-_NAMES = {
-    "0x7408": "AMD Instinct MI250X",
-    "0x740c": "AMD Instinct MI250X/MI250",
-    "0x740f": "AMD Instinct MI210",
-    "0x738c": "AMD Instinct MI100",
-    "0x74a1": "AMD Instinct MI300X",
-}
 _NA16 = 0xFFFF
 # gpu_metrics v1.1-v1.3 (struct gpu_metrics_v1_3 in the kernel's kgd_pp_interface.h): after the 4-byte
 # header, 6 temperatures (u16), gfx/umc/mm activity (u16), average socket power (u16), energy accumulator
 # (u64), system clock counter (u64), 7 average clocks (u16), then current gfx/soc/uclk (u16).
 _V1 = struct.Struct("<HBB6H3HHQQ7H3H")
-
-
-def sysfs_root(env: Mapping[str, str] | None = None) -> str:
-    env = os.environ if env is None else env
-    return env.get("GPUTUI_SYSFS_ROOT", "/sys").rstrip("/") or "/"
-
-
-def _read_text(path: str) -> str | None:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read().decode("ascii", "replace").strip()
-    except OSError:
-        return None
-
-
-def find_amd_cards(root: str) -> list[str]:
-    """``<root>/class/drm/cardN/device`` directories of AMD GPUs, in card order."""
-    found = []
-    for card in glob.glob(f"{root}/class/drm/card*"):
-        name = os.path.basename(card)
-        if not re.fullmatch(r"card\d+", name):
-            continue
-        if (_read_text(f"{card}/device/vendor") or "").lower() == AMD_VENDOR:
-            found.append((int(name[4:]), f"{card}/device"))
-    return [path for _, path in sorted(found)]
 
 
 def decode_gpu_metrics(data: bytes) -> dict[str, Any]:
@@ -129,15 +107,6 @@ class _Files:
         self.fds.clear()
 
 
-def _uevent_slot(device_dir: str) -> str | None:
-    text = _read_text(f"{device_dir}/uevent") or ""
-    for line in text.splitlines():
-        if line.startswith("PCI_SLOT_NAME="):
-            return line.split("=", 1)[1].strip()
-    real = os.path.basename(os.path.realpath(device_dir))
-    return real if re.fullmatch(r"[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d", real) else None
-
-
 def _open_files(device_dir: str) -> tuple[_Files, dict[str, Any]]:
     files = _Files()
     info: dict[str, Any] = {}
@@ -147,7 +116,7 @@ def _open_files(device_dir: str) -> tuple[_Files, dict[str, Any]]:
     if hwmons:
         hw = hwmons[0]
         for label_path in sorted(glob.glob(f"{hw}/temp*_label")):
-            label = (_read_text(label_path) or "").lower()
+            label = (read_text(label_path) or "").lower()
             key = {"edge": "temp_edge", "junction": "temp_junction", "mem": "temp_mem"}.get(label)
             if key:
                 files.add(key, label_path.replace("_label", "_input"))
@@ -156,9 +125,9 @@ def _open_files(device_dir: str) -> tuple[_Files, dict[str, Any]]:
         if not files.add("power", f"{hw}/power1_average"):
             files.add("power", f"{hw}/power1_input")
         files.add("energy", f"{hw}/energy1_input")
-        cap = _read_text(f"{hw}/power1_cap")
+        cap = read_text(f"{hw}/power1_cap")
         info["power_cap_uw"] = int(cap) if cap and cap.isdigit() else None
-    total = _read_text(f"{device_dir}/mem_info_vram_total")
+    total = read_text(f"{device_dir}/mem_info_vram_total")
     info["vram_total"] = int(total) if total and total.isdigit() else None
     return files, info
 
@@ -168,47 +137,35 @@ class AmdSysfsBackend(Backend):
     vendor = "amd"
     source = "sysfs"
 
-    def __init__(self, env: Mapping[str, str] | None = None, *, root: str | None = None) -> None:
+    def __init__(
+        self,
+        env: Mapping[str, str] | None = None,
+        *,
+        root: str | None = None,
+        dev_root: str | None = None,
+        proc_root: str = "/proc",
+    ) -> None:
         super().__init__(env)
         self.root = root or sysfs_root(self.env)
+        self.dev_root = (dev_root or self.env.get("GPUTUI_DEV_ROOT") or "/dev").rstrip("/")
         self.files: dict[str, _Files] = {}
         self.info: dict[str, dict[str, Any]] = {}
+        self.kfd = KfdProcesses(self.root, proc_root)
+        self._kfd_ids: dict[str, int] = {}  # gpu_id -> KFD gpu_id
 
     def _open(self) -> list[Device]:
-        cards = find_amd_cards(self.root)
-        if not cards:
-            raise ProbeError(
-                f"amd backend: no amdgpu device (vendor {AMD_VENDOR}) under {self.root}/class/drm "
-                "(is the amdgpu driver loaded?)"
-            )
-        devices = []
-        for i, device_dir in enumerate(cards):
-            unique = _read_text(f"{device_dir}/unique_id")
-            uuid = f"GPU-{unique.lower().removeprefix('0x')}" if unique else None
-            dev_id = (_read_text(f"{device_dir}/device") or "").lower()
-            name = _read_text(f"{device_dir}/product_name") or _NAMES.get(dev_id, f"AMD GPU {dev_id}")
-            dev = Device(index=i, uuid=uuid, pci_bus_id=_uevent_slot(device_dir), name=name)
-            dev.extra["_dir"] = device_dir
-            dev.extra["_dev_id"] = dev_id
-            devices.append(dev)
-        entries, source = visibility_list("amd", self.env)
-        chosen = select_visible(devices, entries, source)
-        hip = self.env.get("HIP_VISIBLE_DEVICES")
-        if source == "ROCR_VISIBLE_DEVICES" and hip is not None:  # HIP numbers what ROCr exposes
-            chosen = select_visible(chosen, [e for e in hip.split(",") if e.strip()], "HIP_VISIBLE_DEVICES")
-        if not chosen:
-            raise ProbeError(
-                f"amd backend: no GPUs visible to this step ({len(devices)} amdgpu devices; "
-                f"{source}={self.env.get(source or '')!r})"
-            )
+        devices = enumerate_cards(self.root)
+        chosen = step_devices(devices, self.env, self.dev_root)
         for dev in chosen:
             files, info = _open_files(dev.extra["_dir"])
             self.files[dev.gpu_id] = files
             self.info[dev.gpu_id] = info
+            if dev.extra["_kfd"] is not None:
+                self._kfd_ids[dev.gpu_id] = dev.extra["_kfd"].gpu_id
         self._pair_packages(devices)
-        for dev in chosen:
-            dev.extra.pop("_dir", None)
-            dev.extra.pop("_dev_id", None)
+        for dev in devices:
+            for key in ("_dir", "_dev_id", "_kfd", "_render"):
+                dev.extra.pop(key, None)
         return chosen
 
     def _pair_packages(self, devices: list[Device]) -> None:
@@ -219,7 +176,7 @@ class AmdSysfsBackend(Backend):
                 primary = None
                 continue
             found = glob.glob(f"{dev.extra['_dir']}/hwmon/hwmon*/power1_average")
-            power = _read_text(found[0]) if found else None
+            power = read_text(found[0]) if found else None
             secondary = power in (None, "", "0") and primary is not None
             if secondary and primary is not None:
                 package = primary.extra["package_id"]
@@ -273,12 +230,28 @@ class AmdSysfsBackend(Backend):
                 missing[key] = "not_supported"
         return v, missing
 
+    def read_processes(self, processes: bool) -> dict[str, tuple[list | None, str | None]]:
+        """Per GPU: (its KFD processes, None), or (None, why not): one pass over the KFD tree for all."""
+        if not processes:
+            return {d.gpu_id: (None, "not_sampled") for d in self.devices}
+        lists, reason = self.kfd.read(sorted(set(self._kfd_ids.values())))
+        out: dict[str, tuple[list | None, str | None]] = {}
+        for dev in self.devices:
+            gid = self._kfd_ids.get(dev.gpu_id)
+            if reason is None and gid is None:
+                out[dev.gpu_id] = (None, "not_supported")  # card absent from the KFD topology
+            else:
+                out[dev.gpu_id] = (None, reason) if reason else (lists[gid], None)
+        return out
+
     def sample(self, *, processes: bool, now: float) -> list[Record]:
         out = []
+        procs = self.read_processes(processes)
         for pos, dev in enumerate(self.devices):
             values, missing = self.read_values(dev)
-            values["processes"] = None
-            missing["processes"] = "not_sampled" if not processes else "not_supported"
+            values["processes"], reason = procs[dev.gpu_id]
+            if reason:
+                missing["processes"] = reason
             out.append(
                 gpu_sample(
                     host=self.host,

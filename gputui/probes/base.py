@@ -231,7 +231,7 @@ def make_backend(name: str, env: Mapping[str, str] | None = None, **options: Any
 
 
 def _auto(env: Mapping[str, str] | None, **options: Any) -> Backend:
-    from gputui.probes.amd_sysfs import sysfs_root
+    from gputui.probes.amd_topology import sysfs_root
     from gputui.probes.nvidia import NvidiaBackend, nvml_available
 
     tried = []
@@ -239,7 +239,7 @@ def _auto(env: Mapping[str, str] | None, **options: Any) -> Backend:
     if ok:
         return NvidiaBackend(env)
     tried.append(f"nvidia: {why}")
-    from gputui.probes.amd_sysfs import find_amd_cards
+    from gputui.probes.amd_topology import find_amd_cards
 
     root = options.get("sysfs_root") or sysfs_root(env)
     if find_amd_cards(root):

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gputui.probes.base import host_name
 from gputui.recordio import RecordWriter
-from gputui.records import Record
+from gputui.records import Record, event
 
 _PATTERN = re.compile(r"%(%|j|N|n|h)")
 
@@ -35,7 +36,12 @@ def expand_log_path(template: str, env: Mapping[str, str] | None = None) -> str:
 
 
 class RotatingWriter:
-    """A :class:`RecordWriter` that moves FILE to FILE.1 (FILE.1 to FILE.2 ...) once it reaches a size."""
+    """A :class:`RecordWriter` that moves FILE to FILE.1 (FILE.1 to FILE.2 ...) once it reaches a size.
+
+    Every file is self-describing: a file started by rotation begins with a copy of the run's
+    ``probe_started`` event (version, Python, backend, host, pid ...), stamped with the time of the
+    rotation and ``rotation: n`` (the n-th file of this run), before the record that did not fit.
+    """
 
     def __init__(self, path: str, *, max_bytes: int | None = None, keep: int = 5) -> None:
         self.path = path
@@ -45,6 +51,7 @@ class RotatingWriter:
         self.written = 0
         self._writer = RecordWriter(path)
         self._size = self._current_size()
+        self._started: Record | None = None
 
     def _current_size(self) -> int:
         try:
@@ -53,8 +60,22 @@ class RotatingWriter:
             return 0
 
     def write(self, record: Record) -> None:
+        starts = record.kind == "event" and record.get("event") == "probe_started"
+        if starts and self._started is None:
+            self._started = record
         if self.max_bytes and self._size >= self.max_bytes:
             self.rotate()
+            if self._started is not None and not starts:
+                self._write(self._header(self._started))
+        self._write(record)
+
+    def _header(self, started: Record) -> Record:
+        fields = {k: v for k, v in started.fields.items() if k not in ("event", "message")}
+        fields["rotation"] = self.rotations
+        message = f"{started.get('message') or 'probe started'} (continued: rotation {self.rotations})"
+        return event("probe_started", message=message, time=time.time(), **fields)
+
+    def _write(self, record: Record) -> None:
         before = self._writer.written
         self._writer.write(record)
         if self._writer.written > before:

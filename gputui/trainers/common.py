@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -161,6 +162,37 @@ def tf_config(dist: DistEnv, env: Mapping[str, str] | None = None, port_offset: 
     hosts = [node for node, n in zip(dist.nodes, counts, strict=True) for _ in range(n)]
     workers = [f"{host}:{base + r}" for r, host in enumerate(hosts)]
     return {"cluster": {"worker": workers}, "task": {"type": "worker", "index": dist.rank}}
+
+
+def tf_worker(config: Mapping) -> tuple[int, int]:
+    """(this worker's rank, number of workers) from a ``TF_CONFIG`` dict (chief first, then workers)."""
+    cluster, task = config.get("cluster", {}), config.get("task", {})
+    chiefs, workers = len(cluster.get("chief", [])), len(cluster.get("worker", []))
+    index = int(task.get("index", 0))
+    rank = index if task.get("type") == "chief" else chiefs + index
+    return rank, max(1, chiefs + workers)
+
+
+def peer_lost(prog: str, rank: int, steps: int, timeout: float, exc: BaseException, peers: str = "ranks"):
+    """One line for a rank whose collective failed because a peer crashed, hung or timed out; exit 3.
+
+    ``os._exit``: neither a gloo/NCCL process group nor TensorFlow's collective executor can be torn
+    down cleanly without the lost peer (a normal exit can hang in their destructors).
+    """
+    text = re.sub(r"\{\{function_node [^}]*\}\}\s*", "", str(exc))  # TF's op-name prefix and suffix
+    text = re.sub(r"\s*\[Op:[^\]]*\].*", "", text).strip()
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    detail = lines[0] if lines else type(exc).__name__
+    if detail.endswith(":") and len(lines) > 1:  # TF: "... unhealthy (stopped sending heartbeats):" + tasks
+        detail += " " + lines[1]
+    print(
+        f"{prog}: error: rank {rank}: lost contact with the other {peers} after {steps} steps "
+        f"(a peer crashed, hung or timed out after {timeout:g} s): {detail[:300]}",
+        file=sys.stderr,
+        flush=True,
+    )
+    sys.stdout.flush()
+    os._exit(EXIT_PEER)
 
 
 def fault_hook(args: argparse.Namespace, rank: int, step: int) -> None:

@@ -6,7 +6,8 @@ The three steps of the usual course:
 - ``--strategy mirrored``: all GPUs of one node in one process (one Slurm task per node), ``model.fit``;
 - ``--strategy multiworker``: one worker per Slurm task across nodes, a custom training loop (see
   :func:`train_custom_loop` for why). ``TF_CONFIG`` is built from the Slurm variables by
-  :func:`gputui.trainers.common.tf_config` unless already set.
+  :func:`gputui.trainers.common.tf_config` unless already set; either way each worker's rank comes
+  from it. A lost worker makes the others exit with one line (status 3), see :func:`_peer_errors`.
 
 ``--cpu-devices N`` (or ``GPUTUI_TF_CPU_DEVICES=N``) splits the CPU into N logical devices so that
 MirroredStrategy has N replicas on a GPU-less machine (tests, demos).
@@ -28,8 +29,10 @@ from gputui.trainers.common import (
     batching,
     build_parser,
     fault_hook,
+    peer_lost,
     run,
     tf_config,
+    tf_worker,
 )
 
 PROG = "gputui.trainers.tf_keras"
@@ -77,8 +80,14 @@ def train(args) -> int:
         raise TrainerError(
             "resnet50v2 needs images of at least 32×32; pass --image-size 32 or more", EXIT_USAGE
         )
-    if args.strategy == "multiworker" and "TF_CONFIG" not in os.environ:
-        os.environ["TF_CONFIG"] = json.dumps(tf_config(env))
+    rank, workers = 0, 1
+    if args.strategy == "multiworker":
+        if "TF_CONFIG" not in os.environ:
+            os.environ["TF_CONFIG"] = json.dumps(tf_config(env))
+        try:
+            rank, workers = tf_worker(json.loads(os.environ["TF_CONFIG"]))
+        except (ValueError, TypeError, AttributeError) as exc:
+            raise TrainerError(f"TF_CONFIG is not a valid cluster spec: {exc}", EXIT_USAGE) from None
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     import tensorflow as tf
 
@@ -98,8 +107,6 @@ def train(args) -> int:
         strategy = tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)
     else:
         strategy = tf.distribute.get_strategy()
-    workers = env.world_size if args.strategy == "multiworker" else 1
-    rank = env.rank if args.strategy == "multiworker" else 0
     replicas = strategy.num_replicas_in_sync
     plan = batching(args.batch_size, replicas, args.scaling, args.lr, args.scale_lr)
     tf.keras.utils.set_random_seed(args.seed)  # Python, NumPy and TF: Keras 3 initialisers too
@@ -197,33 +204,47 @@ def train_custom_loop(tf, args, strategy, model, optimizer, train_ds, val_ds, pl
         return strategy.reduce(sum_, loss, axis=None), strategy.reduce(sum_, correct, axis=None)
 
     global_step = 0
-    for epoch in range(1, args.epochs + 1):
-        iterator = iter(dist_ds)
-        loss_sum = correct_sum = 0.0
-        start = time.perf_counter()
-        for i in range(steps):
-            fault_hook(args, rank, global_step + 1)
-            loss, correct = train_step(next(iterator))
-            loss_sum += float(loss)
-            correct_sum += float(correct)
-            global_step += 1
-            if args.log_every and global_step % args.log_every == 0:
-                reporter.metric("loss", float(loss), step=global_step, epoch=epoch - 1 + (i + 1) / steps)
-        elapsed = time.perf_counter() - start
-        metrics = {"loss": loss_sum / steps, "accuracy": correct_sum / (steps * plan.global_)}
-        if rank == 0:  # evaluation and checkpoint on the chief only (local reads, no collectives)
-            metrics.update(_evaluate(tf, model, val_ds, loss_fn))
-            if args.checkpoint:
-                model.save_weights(args.checkpoint)
-        reporter.epoch_end(
-            epoch,
-            metrics,
-            epoch_time_s=elapsed,
-            images=steps * plan.global_ // workers,
-            steps=steps,
-            step=global_step,
-            world_size=workers,
-        )
+    try:
+        for epoch in range(1, args.epochs + 1):
+            iterator = iter(dist_ds)
+            loss_sum = correct_sum = 0.0
+            start = time.perf_counter()
+            for i in range(steps):
+                fault_hook(args, rank, global_step + 1)
+                loss, correct = train_step(next(iterator))
+                loss_sum += float(loss)
+                correct_sum += float(correct)
+                global_step += 1
+                if args.log_every and global_step % args.log_every == 0:
+                    reporter.metric("loss", float(loss), step=global_step, epoch=epoch - 1 + (i + 1) / steps)
+            elapsed = time.perf_counter() - start
+            metrics = {"loss": loss_sum / steps, "accuracy": correct_sum / (steps * plan.global_)}
+            if rank == 0:  # evaluation and checkpoint on the chief only (local reads, no collectives)
+                metrics.update(_evaluate(tf, model, val_ds, loss_fn))
+                if args.checkpoint:
+                    model.save_weights(args.checkpoint)
+            reporter.epoch_end(
+                epoch,
+                metrics,
+                epoch_time_s=elapsed,
+                images=steps * plan.global_ // workers,
+                steps=steps,
+                step=global_step,
+                world_size=workers,
+            )
+    except _peer_errors(tf) as exc:
+        peer_lost(PROG, rank, global_step, args.timeout, exc, peers="workers")
+
+
+def _peer_errors(tf) -> tuple[type[BaseException], ...]:
+    """What a collective raises when a peer is lost.
+
+    A crashed worker stops sending heartbeats to the coordination service, which aborts every
+    collective with UnavailableError (~10 s later); a hung one makes them hit ``--timeout``
+    (``CommunicationOptions``: DeadlineExceededError); Cancelled/Aborted follow either.
+    """
+    e = tf.errors
+    return (e.UnavailableError, e.DeadlineExceededError, e.CancelledError, e.AbortedError)
 
 
 def _evaluate(tf, model, val_ds, loss_fn) -> dict[str, float]:

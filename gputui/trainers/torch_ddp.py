@@ -18,7 +18,7 @@ from datetime import timedelta
 from gputui import distenv
 from gputui.reporter import Reporter
 from gputui.trainers import data as datasets
-from gputui.trainers.common import EXIT_PEER, TrainerError, batching, build_parser, fault_hook, run
+from gputui.trainers.common import TrainerError, batching, build_parser, fault_hook, peer_lost, run
 
 PROG = "gputui.trainers.torch_ddp"
 _PEER_WORDS = ("connection", "closed", "timed out", "timeout", "gloo", "nccl", "peer", "broken pipe", "reset")
@@ -169,15 +169,8 @@ def train(args) -> int:
     except RuntimeError as exc:  # includes torch.distributed.DistBackendError
         if world == 1 or not _peer_failure(exc):
             raise
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        print(
-            f"{PROG}: error: rank {rank}: lost contact with the other ranks after {step} steps "
-            f"(a peer crashed, hung or timed out after {args.timeout:g} s): {first[:300]}",
-            file=sys.stderr,
-            flush=True,
-        )
-        sys.stdout.flush()
-        os._exit(EXIT_PEER)  # the process group cannot be torn down cleanly without the peer
+        # the process group cannot be torn down cleanly without the peer: peer_lost exits at once
+        peer_lost(PROG, rank, step, args.timeout, exc)
     reporter.close()
     if world > 1:
         dist.destroy_process_group()

@@ -10,8 +10,8 @@ import sys
 import pytest
 from amd_tree import GCDS, set_value
 from ci_helpers import require_module
-from conftest import clean_env, parse_lines, run_gputui
 from fake_amdsmi import make_fake_amdsmi
+from probe_helpers import clean_env, dev_root, parse_lines, run_gputui
 
 from gputui.probes.amd_rocm import AmdRocmBackend, quiet_import
 from gputui.probes.amd_sysfs import AmdSysfsBackend, decode_gpu_metrics
@@ -27,7 +27,9 @@ def _sample(backend, processes=False):
 
 
 def test_sysfs_records_values_and_units(amd_tree):
-    recs = _sample(AmdSysfsBackend({"SLURMD_NODENAME": "nid005123"}, root=str(amd_tree)))
+    recs = _sample(
+        AmdSysfsBackend({"SLURMD_NODENAME": "nid005123"}, root=str(amd_tree), dev_root=dev_root(amd_tree))
+    )
     assert list(recs) == ["0000:c1:00.0", "0000:c6:00.0", "0000:d1:00.0"]  # ASPEED card0 skipped
     a = recs["0000:c1:00.0"]
     assert a["gpu_id"] == a["uuid"] == "GPU-5f1e4a2b3c4d5e01"
@@ -43,7 +45,7 @@ def test_sysfs_records_values_and_units(amd_tree):
 
 
 def test_mi250x_pair_shows_package_power_once(amd_tree):
-    recs = _sample(AmdSysfsBackend({}, root=str(amd_tree)))
+    recs = _sample(AmdSysfsBackend({}, root=str(amd_tree), dev_root=dev_root(amd_tree)))
     primary, secondary = recs["0000:c1:00.0"], recs["0000:c6:00.0"]
     assert primary["package_id"] == secondary["package_id"]
     assert primary["power_scope"] == "package" and primary["power_w"] == 412.0
@@ -56,7 +58,7 @@ def test_files_are_kept_open_and_pcie_bw_never_read(amd_tree, monkeypatch):
     real_os_open, real_open = os.open, builtins.open
     monkeypatch.setattr(os, "open", lambda p, *a, **k: opened.append(str(p)) or real_os_open(p, *a, **k))
     monkeypatch.setattr(builtins, "open", lambda p, *a, **k: opened.append(str(p)) or real_open(p, *a, **k))
-    b = AmdSysfsBackend({}, root=str(amd_tree))
+    b = AmdSysfsBackend({}, root=str(amd_tree), dev_root=dev_root(amd_tree))
     b.open()
     first = b.sample(processes=False, now=0)[0]["util_gpu_pct"]
     set_value(amd_tree, 1, "gpu_busy_percent", 5)
@@ -69,7 +71,7 @@ def test_files_are_kept_open_and_pcie_bw_never_read(amd_tree, monkeypatch):
 
 
 def test_rocr_and_hip_visibility(amd_tree):
-    b = AmdSysfsBackend({"ROCR_VISIBLE_DEVICES": "1,2"}, root=str(amd_tree))
+    b = AmdSysfsBackend({"ROCR_VISIBLE_DEVICES": "1,2"}, root=str(amd_tree), dev_root=dev_root(amd_tree))
     recs = b.sample(processes=False, now=0) if b.open() else []
     assert [(r["pci_bus_id"], r["index"], r["visible_id"]) for r in recs] == [
         ("0000:c6:00.0", 0, "1"),
@@ -79,7 +81,9 @@ def test_rocr_and_hip_visibility(amd_tree):
     assert recs[0]["missing"]["power_w"] == "secondary_die"
     b.close()
     b = AmdSysfsBackend(
-        {"ROCR_VISIBLE_DEVICES": "GPU-5f1e4a2b3c4d5e02,2", "HIP_VISIBLE_DEVICES": "1"}, root=str(amd_tree)
+        {"ROCR_VISIBLE_DEVICES": "GPU-5f1e4a2b3c4d5e02,2", "HIP_VISIBLE_DEVICES": "1"},
+        root=str(amd_tree),
+        dev_root=dev_root(amd_tree),
     )
     assert [d.pci_bus_id for d in b.open()] == ["0000:d1:00.0"]
     b.close()
@@ -89,7 +93,7 @@ def test_no_amd_devices_and_none_visible(tmp_path, amd_tree):
     with pytest.raises(ProbeError, match="no amdgpu device"):
         AmdSysfsBackend({}, root=str(tmp_path)).open()
     with pytest.raises(ProbeError, match="no GPUs visible"):
-        AmdSysfsBackend({"ROCR_VISIBLE_DEVICES": ""}, root=str(amd_tree)).open()
+        AmdSysfsBackend({"ROCR_VISIBLE_DEVICES": ""}, root=str(amd_tree), dev_root=dev_root(amd_tree)).open()
 
 
 def test_gpu_metrics_decoding():
@@ -111,7 +115,7 @@ def fake_amdsmi(monkeypatch):
 
 def test_pyrsmi_over_fake_amdsmi_fills_gaps_from_sysfs(amd_tree, fake_amdsmi):
     require_module("pyrsmi", "pip install 'gputui[amd]'")
-    b = AmdRocmBackend({}, root=str(amd_tree), library="pyrsmi")
+    b = AmdRocmBackend({}, root=str(amd_tree), dev_root=dev_root(amd_tree), library="pyrsmi")
     recs = _sample(b)
     a = recs["0000:c1:00.0"]
     assert b.library == "pyrsmi" and a["source"] == "pyrsmi"
@@ -125,7 +129,7 @@ def test_pyrsmi_over_fake_amdsmi_fills_gaps_from_sysfs(amd_tree, fake_amdsmi):
 
 
 def test_amdsmi_direct(amd_tree, fake_amdsmi):
-    recs = _sample(AmdRocmBackend({}, root=str(amd_tree), library="amdsmi"))
+    recs = _sample(AmdRocmBackend({}, root=str(amd_tree), dev_root=dev_root(amd_tree), library="amdsmi"))
     a = recs["0000:c1:00.0"]
     assert a["source"] == "amdsmi" and a["temp_c"] == 50 and a["sources"]["temp_c"] == "amdsmi"
     assert a["power_w"] == 400 and a["sources"]["power_w"] == "amdsmi"
@@ -150,11 +154,11 @@ def test_amdsmi_without_rocm_prints_nothing_to_stdout(monkeypatch, capsys):
 
 def test_auto_library_falls_back_to_sysfs_quietly(amd_tree, monkeypatch):
     monkeypatch.setattr("gputui.probes.amd_rocm.quiet_import", lambda what: (None, "not installed"))
-    b = AmdRocmBackend({}, root=str(amd_tree))
+    b = AmdRocmBackend({}, root=str(amd_tree), dev_root=dev_root(amd_tree))
     recs = _sample(b)
     assert b.library is None and recs["0000:c1:00.0"]["source"] == "sysfs"
     with pytest.raises(ProbeError, match="ROCm library amdsmi unusable"):
-        AmdRocmBackend({}, root=str(amd_tree), library="amdsmi").open()
+        AmdRocmBackend({}, root=str(amd_tree), dev_root=dev_root(amd_tree), library="amdsmi").open()
 
 
 def test_probe_command_on_fake_sysfs(amd_tree):

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import clean_env, count_lines, gputui_cmd, parse_lines, run_gputui, wait_for
+from probe_helpers import clean_env, count_lines, gputui_cmd, parse_lines, run_gputui, wait_for
 
 from gputui.recordio import ReadStats, read_file
 
@@ -109,10 +109,44 @@ def test_headless_rotation_by_size(tmp_path):
     assert res.returncode == 0, res.stderr
     assert path.exists() and Path(f"{path}.1").exists() and Path(f"{path}.2").exists()
     assert not Path(f"{path}.3").exists()
-    for p in (path, Path(f"{path}.1"), Path(f"{path}.2")):
+    heads = []
+    for p in (Path(f"{path}.2"), Path(f"{path}.1"), path):
         recs, stats = _read(p)
         assert stats.skipped == 0 and recs
         assert p.stat().st_size < 10 * 1024 + 8 * 1024  # rotated once past the limit (one tick's worth)
+        # Each file started by rotation describes itself: it begins with the run's probe_started event.
+        assert recs[0].kind == "event" and recs[0]["event"] == "probe_started", p
+        assert [r.get("event") for r in recs[1:] if r.kind == "event"] == (
+            ["probe_stopped"] if p == path else []
+        )
+        heads.append(recs[0])
+    for key in ("version", "python", "backend", "host", "pid", "interval_s", "gpus", "simulated"):
+        assert len({h[key] for h in heads}) == 1, key
+    assert heads[0]["backend"] == "sim" and heads[0]["gpus"] == 8
+    rotations = [h["rotation"] for h in heads]
+    assert rotations[0] >= 2 and rotations == [rotations[0], rotations[0] + 1, rotations[0] + 2]
+    assert "continued: rotation" in heads[-1]["message"]
+
+
+def test_rotation_of_an_existing_full_file_starts_with_the_original_event(tmp_path):
+    from gputui.probes.headless import RotatingWriter
+    from gputui.records import event, host_sample
+
+    path = tmp_path / "r.jsonl"
+    path.write_text("")
+    w = RotatingWriter(str(path), max_bytes=1)
+    w.write(host_sample(host="a", cpu_pct=1.0))  # before any probe_started: nothing to repeat
+    started = event("probe_started", message="m", version="9", backend="sim", host="a")
+    w.write(started)  # rotates: the new file begins with the event itself, not a copy
+    w.write(host_sample(host="a", cpu_pct=2.0))
+    w.close()
+    assert [r.kind for r in _read(Path(f"{path}.2"))[0]] == ["host"]
+    assert [r.get("rotation") for r in _read(Path(f"{path}.1"))[0]] == [None]
+    current = _read(path)[0]
+    assert [(r.kind, r.get("event"), r.get("rotation")) for r in current] == [
+        ("event", "probe_started", 2),
+        ("host", None, None),
+    ]
 
 
 def test_headless_survives_sighup_and_summarises_on_sigterm(tmp_path):

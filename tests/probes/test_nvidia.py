@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 
-from conftest import clean_env, parse_lines, run_gputui
+from probe_helpers import clean_env, parse_lines, run_gputui
 
 
 def _probe(lib_dir, *args, **env):

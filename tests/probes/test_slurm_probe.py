@@ -8,7 +8,7 @@ import sys
 from collections import defaultdict
 
 import pytest
-from conftest import clean_env, parse_lines, run_gputui
+from probe_helpers import clean_env, parse_lines, run_gputui
 
 pytestmark = pytest.mark.slurm
 

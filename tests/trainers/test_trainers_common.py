@@ -6,7 +6,7 @@ import pytest
 from trainer_helpers import TF_KERAS, TORCH_DDP, run
 
 from gputui.distenv import from_environ
-from gputui.trainers.common import TrainerError, batching, tf_config
+from gputui.trainers.common import TrainerError, batching, tf_config, tf_worker
 
 
 def test_weak_scaling_keeps_the_per_rank_batch() -> None:
@@ -42,6 +42,14 @@ def test_tf_config_from_slurm_variables() -> None:
         f"gpu08:{port + 3}",
     ]
     assert spec["task"] == {"type": "worker", "index": 3}
+
+
+def test_tf_worker_rank_from_tf_config() -> None:
+    workers = {"worker": ["a:1", "b:2", "c:3"]}
+    assert tf_worker({"cluster": workers, "task": {"type": "worker", "index": 2}}) == (2, 3)
+    with_chief = {"chief": ["z:0"], **workers}
+    assert tf_worker({"cluster": with_chief, "task": {"type": "chief", "index": 0}}) == (0, 4)
+    assert tf_worker({"cluster": with_chief, "task": {"type": "worker", "index": 0}}) == (1, 4)
 
 
 def _one_line_error(res) -> str:

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import os
+import socket
+import subprocess
+import time
+
 import pytest
 from ci_helpers import require_module
-from trainer_helpers import TF_KERAS, records_from, run, values
+from trainer_helpers import QUIET, TF_KERAS, records_from, run, values
 
 require_module("tensorflow", "pip install tensorflow-cpu==2.21.*")
 
@@ -45,3 +51,67 @@ def test_multiworker_over_two_slurm_tasks_agree(cluster_env) -> None:
     assert len(values(records, "images_per_s", 1)) == 3
     assert len(values(records, "global_images_per_s", 0)) == 3
     assert values(records, "val_loss", 1) == []  # evaluation on the chief only
+
+
+def _free_ports(n: int) -> list[int]:
+    socks = [socket.socket() for _ in range(n)]
+    for sock in socks:
+        sock.bind(("127.0.0.1", 0))
+    ports = [sock.getsockname()[1] for sock in socks]
+    for sock in socks:
+        sock.close()
+    return ports
+
+
+@pytest.mark.parametrize("crash", [1, 0], ids=["worker-crashes", "chief-crashes"])
+def test_multiworker_crashed_worker_makes_the_other_exit_with_one_line(crash: int) -> None:
+    """Two local MWMS workers (TF_CONFIG, no Slurm); one dies at step 2 (the --debug-crash-rank hook).
+
+    The survivor must not hang nor dump TensorFlow's traceback: it exits with status 3 and one line,
+    in bounded time (the coordination service notices the missing heartbeats of a dead worker; a dead
+    chief closes the gRPC connection).
+    """
+    workers = [f"localhost:{port}" for port in _free_ports(2)]
+    argv = [*TF_KERAS, "--strategy", "multiworker", "--epochs", "2", "--batch-size", "16"]
+    argv += ["--timeout", "30", "--debug-crash-rank", str(crash)]
+    procs = []
+    start = time.monotonic()
+    for index in range(2):
+        config = {"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}}
+        env = {**os.environ, **QUIET, "TF_CONFIG": json.dumps(config)}
+        for key in ("RANK", "WORLD_SIZE", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_JOB_ID"):
+            env.pop(key, None)
+        procs.append(
+            subprocess.Popen(
+                argv,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        )
+    try:
+        outs = [proc.communicate(timeout=60) for proc in procs]
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+    elapsed = time.monotonic() - start
+    survivor = 1 - crash
+    err_c, (out_s, err_s) = outs[crash][1], outs[survivor]
+    assert procs[crash].returncode == 17 and f"rank {crash}: simulated crash at step 2" in err_c
+    assert procs[survivor].returncode == 3, err_s[-3000:]
+    assert elapsed < 60
+    assert "Traceback" not in err_s
+    errors = [line for line in err_s.splitlines() if "error:" in line]
+    assert len(errors) == 1 and errors[0] == err_s.rstrip("\n").splitlines()[-1], err_s[-3000:]
+    assert errors[0].startswith(
+        f"gputui.trainers.tf_keras: error: rank {survivor}: lost contact with the other workers after 1 steps"
+    )
+    assert "timed out after 30 s" in errors[0] and len(errors[0]) < 500
+    if crash == 1:  # the coordination service names the dead task
+        assert "stopped sending heartbeats" in errors[0] and "task:1" in errors[0]
+    # The survivor knew its rank from TF_CONFIG and reported before the fault.
+    assert values(records_from(out_s), "replicas", survivor) == [2.0]

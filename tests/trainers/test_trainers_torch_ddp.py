@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 
 import pytest
@@ -38,15 +39,38 @@ def test_ddp_2x2_trains_synchronised_and_reports(cluster_env, tmp_path) -> None:
     assert len([line for line in res.stdout.splitlines() if line.startswith("epoch ")]) == 4  # rank 0 only
 
 
-def test_strong_scaling_splits_the_batch_over_ranks(cluster_env) -> None:
-    argv = ["srun", "-N", "1", "--ntasks-per-node", "2", "-t", "5", "--kill-on-bad-exit=1", *TORCH_DDP]
-    argv += ["--epochs", "1", "--max-steps", "2", "--batch-size", "32", "--scaling", "strong", "--scale-lr"]
-    res = run(argv, cluster_env, timeout=180)
-    assert res.returncode == 0, res.stderr[-3000:]
-    records = records_from(res.stdout)
-    assert values(records, "batch_size", 0) == [16.0] and values(records, "batch_size", 1) == [16.0]
-    assert values(records, "global_batch_size", 1) == [32.0]
-    assert values(records, "learning_rate", 0) == [0.05]  # global batch unchanged → LR unchanged
+def test_weak_vs_strong_scaling_on_the_same_world_size(cluster_env) -> None:
+    """2 ranks, the same flags but --scaling: the records differ exactly as docs/trainers.md says.
+
+    weak: --batch-size per rank, global = 2 × it, --scale-lr doubles the LR, half the steps of a
+    one-process epoch; strong: --batch-size global, 1/2 per rank, LR unchanged, the one-process steps.
+    """
+    base, world, lr = 32, 2, 0.05  # lr: the trainer's default
+    per_rank_images = 1500 // world  # digits: 1500 training images, split by DistributedSampler
+    got = {}
+    for scaling in ("weak", "strong"):
+        argv = ["srun", "-N", "1", "--ntasks-per-node", str(world), "-t", "5", "--kill-on-bad-exit=1"]
+        argv += [*TORCH_DDP, "--epochs", "1", "--batch-size", str(base), "--scaling", scaling, "--scale-lr"]
+        res = run(argv, cluster_env, timeout=180)
+        assert res.returncode == 0, res.stderr[-3000:]
+        records = records_from(res.stdout)
+        got[scaling] = {
+            rank: {
+                "per_rank": values(records, "batch_size", rank),
+                "global": values(records, "global_batch_size", rank),
+                "lr": values(records, "learning_rate", rank),
+                "steps": [r["step"] for r in records if r["name"] == "epoch_time_s" and r["rank"] == rank],
+            }
+            for rank in range(world)
+        }
+    one_process_steps = math.ceil(1500 / base)
+    for rank in range(world):
+        weak, strong = got["weak"][rank], got["strong"][rank]
+        assert weak["per_rank"] == [base] and weak["global"] == [world * base]
+        assert strong["per_rank"] == [base // world] and strong["global"] == [base]
+        assert weak["lr"] == [pytest.approx(lr * world)] and strong["lr"] == [pytest.approx(lr)]
+        assert weak["steps"] == [math.ceil(per_rank_images / base)]  # 24: ~half a one-process epoch
+        assert strong["steps"] == [math.ceil(per_rank_images / (base // world))] == [one_process_steps]
 
 
 def test_a_crashing_rank_makes_the_others_exit_with_a_clear_message(cluster_env) -> None:
