@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from gputui import __version__
+from gputui.argtypes import positive_float, positive_int
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 
@@ -40,30 +41,10 @@ class CommandError(Exception):
     """A user-facing failure: printed as one line ``gputui: error: ...``, exit status 1."""
 
 
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be greater than 0")
-    return value
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
-    return value
-
-
 def _add_sampling_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--interval",
-        type=_positive_float,
+        type=positive_float,
         default=1.0,
         metavar="S",
         help="seconds between samples (default 1)",
@@ -75,8 +56,8 @@ def _add_sampling_options(parser: argparse.ArgumentParser) -> None:
         help="GPU backend (default auto: NVML, then ROCm/amdgpu sysfs; sim is simulated)",
     )
     stop = parser.add_mutually_exclusive_group()
-    stop.add_argument("--count", type=_positive_int, metavar="N", help="stop after N samples per GPU")
-    stop.add_argument("--duration", type=_positive_float, metavar="S", help="stop after S seconds")
+    stop.add_argument("--count", type=positive_int, metavar="N", help="stop after N samples per GPU")
+    stop.add_argument("--duration", type=positive_float, metavar="S", help="stop after S seconds")
 
 
 def _add_attach_options(parser: argparse.ArgumentParser) -> None:
@@ -89,8 +70,8 @@ def _add_attach_options(parser: argparse.ArgumentParser) -> None:
         choices=("auto", "nvidia", "amd", "sim", "none"),
         help="GPU backend of the probe on the job's nodes (default auto)",
     )
-    parser.add_argument("--probe-interval", type=_positive_float, metavar="S", help="seconds between samples")
-    parser.add_argument("--detach-after", type=_positive_float, metavar="S", help="stop attaching after S s")
+    parser.add_argument("--probe-interval", type=positive_float, metavar="S", help="seconds between samples")
+    parser.add_argument("--detach-after", type=positive_float, metavar="S", help="stop attaching after S s")
     parser.add_argument("--no-wait", action="store_true", help="do not wait for a pending job to start")
     parser.add_argument("--no-logs", action="store_true", help="do not follow the job's output files")
 
@@ -111,13 +92,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--rotate-mb",
-        type=_positive_float,
+        type=positive_float,
         metavar="M",
         help="headless: move FILE to FILE.1 (FILE.1 to FILE.2 ...) when it reaches M MiB",
     )
     parser.add_argument(
         "--rotate-keep",
-        type=_positive_int,
+        type=positive_int,
         default=5,
         metavar="K",
         help="headless: rotated files to keep (default 5)",
@@ -130,10 +111,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_attach_options(attach)
 
     run = sub.add_parser("run", help="write a batch script for CMD, submit it with sbatch and attach")
-    run.add_argument("-N", "--nodes", type=_positive_int, default=1)
+    run.add_argument("-N", "--nodes", type=positive_int, default=1)
     run.add_argument("--gpus-per-node", type=int, default=0, metavar="G")
-    run.add_argument("--ntasks-per-node", type=_positive_int, metavar="T")
-    run.add_argument("--cpus-per-task", type=_positive_int, metavar="C")
+    run.add_argument("--ntasks-per-node", type=positive_int, metavar="T")
+    run.add_argument("--cpus-per-task", type=positive_int, metavar="C")
     run.add_argument("--time", metavar="HH:MM:SS")
     run.add_argument("--partition")
     run.add_argument("--account")

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NoReturn
 
+from gputui.argtypes import positive_float, positive_int
 from gputui.distenv import DistEnv, DistEnvError
 from gputui.slurm.hostlist import HostlistError, expand_tasks_per_node
 from gputui.trainers.data import DATASETS, DatasetError
@@ -34,26 +35,6 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see --help)\n")
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be greater than 0")
-    return value
-
-
 def build_parser(
     prog: str, models: Sequence[str], default_lr: float, description: str
 ) -> argparse.ArgumentParser:
@@ -61,15 +42,13 @@ def build_parser(
     p.add_argument("--model", choices=models, default=models[0])
     p.add_argument("--dataset", choices=DATASETS, default="digits", help="default digits (bundled, offline)")
     p.add_argument("--data", metavar="PATH", help="dataset file or directory (mnist, cifar10, folder)")
-    p.add_argument("--image-size", type=_positive, metavar="PX", help="resize images to PX×PX")
-    p.add_argument("--synthetic-samples", type=_positive, default=6000, metavar="N")
-    p.add_argument("--epochs", type=_positive, default=3)
+    p.add_argument("--image-size", type=positive_int, metavar="PX", help="resize images to PX×PX")
+    p.add_argument("--synthetic-samples", type=positive_int, default=6000, metavar="N")
+    p.add_argument("--epochs", type=positive_int, default=3)
     p.add_argument(
-        "--batch-size", type=_positive, default=64, help="per rank (weak scaling) or global (strong)"
+        "--batch-size", type=positive_int, default=64, help="per rank (weak scaling) or global (strong)"
     )
-    p.add_argument(
-        "--lr", type=_positive_float, default=default_lr, help=f"base learning rate ({default_lr})"
-    )
+    p.add_argument("--lr", type=positive_float, default=default_lr, help=f"base learning rate ({default_lr})")
     p.add_argument(
         "--scale-lr",
         action="store_true",
@@ -81,14 +60,14 @@ def build_parser(
         default="weak",
         help="weak: --batch-size per rank (global grows); strong: --batch-size global (split over ranks)",
     )
-    p.add_argument("--max-steps", type=_positive, metavar="N", help="stop each epoch after N steps")
+    p.add_argument("--max-steps", type=positive_int, metavar="N", help="stop each epoch after N steps")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--metrics-file", metavar="PATH", help="also append records as JSONL ({rank} allowed)")
     p.add_argument("--no-report", action="store_true", help="emit no gputui records (overhead baseline)")
     p.add_argument("--log-every", type=int, default=0, metavar="N", help="a loss record every N steps")
     p.add_argument(
         "--timeout",
-        type=_positive_float,
+        type=positive_float,
         default=600.0,
         metavar="S",
         help="collective timeout: a rank waiting longer than S s for a crashed or hung peer exits (600)",
