@@ -45,6 +45,10 @@ BINARIES = (
 )
 JOB_ENV_PREFIXES = ("SLURM_", "SRUN_", "SBATCH_", "SALLOC_")  # read by srun/sbatch as defaults
 GOOD_NODE_STATES = {"idle", "mix", "alloc", "comp"}
+DEFAULT_SLURMD_TIMEOUT = 10  # Slurm's own default is 300 s; short, so node-failure tests finish
+# slurm.conf settings that `scontrol reconfigure` applies to running daemons: changing only these
+# reconfigures the cluster instead of restarting it (which would cancel every job).
+RECONFIGURABLE = ("SlurmdTimeout=",)
 
 EXIT_FAILED = 1
 EXIT_UNAVAILABLE = 3
@@ -87,6 +91,7 @@ class Cluster:
     root: Path
     nodes: int = 2
     gpus: int = 4
+    slurmd_timeout: int = DEFAULT_SLURMD_TIMEOUT
 
     @property
     def conf(self) -> Path:
@@ -130,6 +135,7 @@ class Cluster:
         data = {
             "nodes": self.nodes,
             "gpus_per_node": self.gpus,
+            "slurmd_timeout": self.slurmd_timeout,
             "uts_namespaces": uts,
             "node_names": self.node_names,
             "conf": str(self.conf),
@@ -141,7 +147,8 @@ class Cluster:
         """The cluster last written by `up` under ``root`` (None if there is none)."""
         try:
             data = json.loads((root / "etc" / "cluster.json").read_text())
-            return cls(root, int(data["nodes"]), int(data["gpus_per_node"]))
+            timeout = int(data.get("slurmd_timeout", 300))  # older files: Slurm's default was in use
+            return cls(root, int(data["nodes"]), int(data["gpus_per_node"]), timeout)
         except (OSError, ValueError, KeyError):
             return None
 
@@ -189,6 +196,7 @@ def render_slurm_conf(c: Cluster) -> str:
         "ReturnToService=2",
         "MinJobAge=300",
         "KillWait=5",
+        f"SlurmdTimeout={c.slurmd_timeout}",
         "InactiveLimit=0",
         "Waittime=0",
         "GresTypes=gpu",
@@ -213,13 +221,24 @@ def render_gres_conf(c: Cluster) -> str:
     return "\n".join(lines) + "\n"
 
 
-def config_matches(c: Cluster) -> bool:
+def config_change(c: Cluster) -> str:
+    """How the files on disk differ from what ``c`` needs: "same", "reconfigure" (only
+    :data:`RECONFIGURABLE` settings differ) or "restart" (anything else, or no files)."""
     try:
-        return c.conf.read_text() == render_slurm_conf(c) and (
-            c.conf.parent / "gres.conf"
-        ).read_text() == render_gres_conf(c)
+        conf = c.conf.read_text()
+        gres = (c.conf.parent / "gres.conf").read_text()
     except OSError:
-        return False
+        return "restart"
+    wanted = render_slurm_conf(c)
+    if conf == wanted and gres == render_gres_conf(c):
+        return "same"
+
+    def fixed(text: str) -> list[str]:
+        return [line for line in text.splitlines() if not line.startswith(RECONFIGURABLE)]
+
+    if gres == render_gres_conf(c) and fixed(conf) == fixed(wanted):
+        return "reconfigure"
+    return "restart"
 
 
 def write_layout(c: Cluster, uts: bool) -> None:

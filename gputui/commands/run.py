@@ -35,6 +35,8 @@ def spec_from_args(args: argparse.Namespace) -> LaunchSpec:
         pattern=args.pattern,
         job_name=getattr(args, "job_name", None),
         gpu_log=getattr(args, "gpu_log", False),
+        gpu_log_interval=getattr(args, "probe_interval", None) or 2.0,
+        gpu_log_backend=getattr(args, "probe_backend", None),
         python=sys.executable,
     )
 

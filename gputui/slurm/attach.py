@@ -19,6 +19,11 @@ the record stream of all nodes at once (records carry ``host``). Handled:
 * the step failing to start → :class:`AttachError` carrying srun's own message;
 * a node's probe dying (``srun: error: node2: task 1: Killed``) or going silent → ``node_lost`` for that
   node; the others keep streaming;
+* a node failing (``srun: error: Node failure on node2``: slurmctld marked it DOWN after ``SlurmdTimeout``)
+  → ``node_lost`` naming the node's Slurm state and reason. The step runs with ``--no-kill``, so in a
+  ``--no-kill`` job the other nodes keep streaming; otherwise Slurm ends (or requeues) the job;
+* the job requeued (after a node failure, or ``scontrol requeue``) → a ``job_state`` event, then wait for it
+  to run again and attach again;
 * a ``probe_started`` from another gputui version → a ``warning`` event;
 * the job ending → the step ends with it, a final ``job_state`` event;
 * stopping the attach (``stop`` event, Ctrl-C) terminates only the probe step, never the job.
@@ -45,12 +50,27 @@ from gputui import __version__
 from gputui.recordio import parse_line
 from gputui.records import Record, RecordError, event
 from gputui.slurm.commands import SlurmError, slurm_env, which
-from gputui.slurm.jobs import AccountingDisabled, Job, JobNotFound, check_mine, finished_job, format_duration
+from gputui.slurm.jobs import (
+    AccountingDisabled,
+    Job,
+    JobNotFound,
+    check_mine,
+    finished_job,
+    format_duration,
+    node_state,
+)
 from gputui.slurm.jobs import job_detail as _job_detail
 from gputui.slurm.version import detect_version, overlap_problem, overlap_warning
 
 _TASK_ERROR = re.compile(r"srun: error: (\S+): tasks? ([\d,-]+): (.*)")
+_NODE_FAILURE = re.compile(r"srun: error: Node failure on (\S+)")
+# slurmstepd's "*** STEP 12.1 ON node1 CANCELLED AT 2026-11-21T06:06:47 DUE TO NODE FAILURE, ... ***":
+# the whole step is being ended, so the task deaths srun reports next are not node losses.
+_STEP_CANCELLED = re.compile(r"\*\*\* STEP \S+ ON \S+ CANCELLED AT \S+(?: DUE TO ([^,*]+))?")
+#: A job in one of these states has not started (or was requeued): wait for it to run.
+WAITING_STATES = ("PENDING", "CONFIGURING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "SUSPENDED")
 STOP_GRACE_S = 5.0
+SETTLE_S = 10.0  # after the step ends, how long to wait for the job to leave COMPLETING
 
 
 class AttachError(SlurmError):
@@ -75,6 +95,7 @@ def probe_argv(job: Job, options: AttachOptions) -> list[str]:
     jobid = str(job.raw_job_id or job.job_id)
     srun = ["srun", f"--jobid={jobid}", "--overlap", "-N", n, "-n", n, "--ntasks-per-node=1"]
     srun += ["--kill-on-bad-exit=0", "--quiet"]  # line-buffered on purpose: see the module docs
+    srun += ["--no-kill"]  # a failed node ends only its own probe task (where the job survives it)
     probe = [options.python, "-m", "gputui", "probe", "--backend", options.backend]
     return [*srun, *probe, "--interval", f"{options.interval:g}"]
 
@@ -98,11 +119,12 @@ class Attacher:
         self.proc: subprocess.Popen[bytes] | None = None
         self.job: Job | None = None
         self.last_seen: dict[str, float] = {}
-        self.lost: set[str] = set()
+        self.lost: dict[str, str] = {}  # node → cause of its node_lost event
         self.first_record: dict[str, float] = {}
         self.malformed = 0  # stdout lines of the step that were not records
         self.bad_lines: list[bytes] = []
         self.started_at = time.monotonic()
+        self.step_ending: str | None = None  # set once slurmstepd reports the whole step cancelled
         self._followers: list[tuple[str, object]] = []
 
     # ------------------------------------------------------------------ job state
@@ -137,7 +159,7 @@ class Attacher:
             return None
         check_mine(job)
         announced = False
-        while job.state in ("PENDING", "CONFIGURING", "REQUEUED", "SUSPENDED"):
+        while job.state in WAITING_STATES:
             if not self.options.wait_pending:
                 self._say("job_state", f"job {job.job_id} is {job.state} ({job.reason or 'no reason given'})")
                 return None
@@ -206,8 +228,7 @@ class Attacher:
             if isinstance(host, str):
                 self.last_seen[host] = now
                 self.first_record.setdefault(host, now - self.started_at)
-                if host in self.lost:
-                    self.lost.discard(host)
+                self.lost.pop(host, None)
             if rec.kind == "event" and rec.get("event") == "probe_started":
                 self._check_version(rec)
             self.emit(rec)
@@ -228,22 +249,44 @@ class Attacher:
             return
         stderr_tail.append(line)
         del stderr_tail[:-20]
-        match = _TASK_ERROR.match(line)
-        if match and self.job is not None:
-            self._lose(match.group(1), match.group(3))
-
-    def _lose(self, node: str, why: str) -> None:
-        if node in self.lost:
+        if self.job is None:
             return
-        self.lost.add(node)
-        self._say("node_lost", f"node {node}: probe stopped ({why}); other nodes keep streaming", host=node)
+        failed = _NODE_FAILURE.search(line)
+        cancelled = _STEP_CANCELLED.search(line)
+        task = _TASK_ERROR.match(line)
+        if failed:
+            self._node_failed(failed.group(1))
+        elif cancelled:
+            self.step_ending = (cancelled.group(1) or "cancelled").strip().lower()
+        elif task and self.step_ending is None:
+            self._lose(task.group(1), f"probe stopped ({task.group(3)})", "task_exit")
+
+    def _node_failed(self, node: str) -> None:
+        known = node_state(node, env=self.env)
+        if known is None:
+            why = "node failure reported by Slurm"
+        else:
+            state, reason = known
+            why = f"node failure: Slurm marked it {state}" + (f" ({reason})" if reason else "")
+        self._lose(node, why, "node_failure", state=known[0] if known else None)
+
+    def _lose(self, node: str, why: str, cause: str, **detail: object) -> None:
+        """One node_lost event per node; a node failure Slurm reports later is told too (on a real
+        cluster, where a dead node's probe falls silent long before SlurmdTimeout, it comes second)."""
+        previous = self.lost.get(node)
+        if previous is not None and (cause != "node_failure" or previous == "node_failure"):
+            return
+        self.lost[node] = cause
+        self._say(
+            "node_lost", f"node {node}: {why}; other nodes keep streaming", host=node, cause=cause, **detail
+        )
 
     def _check_silence(self) -> None:
         limit = self.options.silence_s or max(10.0, 5 * self.options.interval)
         now = time.monotonic()
         for host, seen in self.last_seen.items():
             if host not in self.lost and now - seen > limit:
-                self._lose(host, f"no record for {now - seen:.0f} s")
+                self._lose(host, f"probe silent (no record for {now - seen:.0f} s)", "silence")
 
     # ------------------------------------------------------------------ logs
 
@@ -269,18 +312,28 @@ class Attacher:
     # ------------------------------------------------------------------ main loop
 
     def run(self) -> int:
-        """Attach until the job ends or :attr:`stop` is set. Returns 0; raises :class:`AttachError`."""
+        """Attach until the job ends or :attr:`stop` is set, again after each requeue. Returns 0, or 1 when
+        the probe step ended while the job still runs; raises :class:`AttachError`."""
         version = detect_version(self.env)
         problem = overlap_problem(version)
         if problem:
             raise AttachError(problem)
-        job = self.resolve()
-        if job is None:
-            return 0
-        self.job = job
         warning = overlap_warning(version)
-        if warning:
-            self._say("warning", warning)
+        while True:
+            job = self.resolve()
+            if job is None:
+                return 0
+            if warning:
+                self._say("warning", warning)
+                warning = None
+            code = self._attach(job)
+            if code is not None:
+                return code
+
+    def _attach(self, job: Job) -> int | None:
+        """One probe step on the running ``job``; None when the job was requeued (attach again)."""
+        self.job, self.last_seen, self.lost, self.first_record = job, {}, {}, {}
+        self.step_ending = None
         gpus = sum(len(v) for v in job.gpus.values())
         self._say(
             "job_state",
@@ -335,12 +388,29 @@ class Attacher:
                         stream.close()
         for _path, follower in self._followers:
             follower.file.close()  # type: ignore[attr-defined]
+        self._followers = []
 
-    def _after_step(self, job: Job, code: int, stderr_tail: list[str]) -> int:
-        try:
-            now = self._detail()
-        except JobNotFound:
-            now = None
+    def _settled(self) -> Job | None:
+        """The job once it has left COMPLETING (waiting at most SETTLE_S); None if Slurm forgot it."""
+        deadline = time.monotonic() + SETTLE_S
+        while True:
+            try:
+                now = self._detail()
+            except JobNotFound:
+                return None
+            if now.state != "COMPLETING" or time.monotonic() >= deadline or self.stop.wait(0.25):
+                return now
+
+    def _after_step(self, job: Job, code: int, stderr_tail: list[str]) -> int | None:
+        now = self._settled()
+        if now is not None and now.state in WAITING_STATES and now.state != "SUSPENDED":
+            self._say(
+                "job_state",
+                f"job {job.job_id} was requeued ({now.state}, {now.reason or 'no reason given'}); "
+                "its probe step ended with it",
+                state=now.state,
+            )
+            return None
         if now is not None and now.active and now.state != "COMPLETING":
             if not self.first_record:
                 fallback = (stderr_tail or [f"srun exited {code}"])[-1]

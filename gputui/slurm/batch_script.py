@@ -26,6 +26,7 @@ from gputui.distenv import PORT_HIGH, PORT_LOW
 from gputui.slurm.commands import SlurmError, run_slurm
 
 PATTERNS = ("per-gpu", "torchrun", "per-node")
+GPU_BACKENDS = ("auto", "nvidia", "amd", "sim", "none")  # `gputui --backend` choices
 _DESCRIPTIONS = {
     "per-gpu": "one task per GPU: srun starts every rank; each reads its rank from SLURM_PROCID",
     "torchrun": "one task per node running torchrun, which starts the node's ranks",
@@ -49,6 +50,7 @@ class LaunchSpec:
     job_name: str | None = None
     gpu_log: bool = False  # start `gputui --log` on every node in the background
     gpu_log_interval: float = 2.0
+    gpu_log_backend: str | None = None  # `gputui --log --backend B` (None: gputui's default, auto)
     python: str = "python3"  # interpreter for gputui itself (the --gpu-log step)
     extra_sbatch: list[str] = field(default_factory=list)
 
@@ -83,6 +85,8 @@ def validate(spec: LaunchSpec) -> None:
     for label, value in (("--time", spec.time), ("--mem", spec.mem), ("--partition", spec.partition)):
         if value is not None and (not value or any(c.isspace() or c in "\"'`$;\\" for c in value)):
             raise SlurmError(f"{label} {value!r} is not a valid value")
+    if spec.gpu_log_backend not in (None, *GPU_BACKENDS):
+        raise SlurmError(f"unknown GPU backend {spec.gpu_log_backend!r} (one of {', '.join(GPU_BACKENDS)})")
     if spec.account is not None and not re.fullmatch(r"[A-Za-z0-9_.+-]+", spec.account):
         raise SlurmError(f"--account {spec.account!r} is not a valid value")
 
@@ -145,10 +149,14 @@ def render(spec: LaunchSpec) -> str:
             "--interval",
             f"{spec.gpu_log_interval:g}",
         ]
+        if spec.gpu_log_backend:
+            log += ["--backend", spec.gpu_log_backend]
         lines += [
             "",
-            "# GPU and host samples of every node (gputui --log), one file per node, in the background.",
-            'srun --overlap -N "$SLURM_NNODES" --ntasks-per-node=1 --quiet -o "gputui-%j-%N.jsonl" \\',
+            "# GPU and host samples of every node (gputui --log), in the background: one task per node",
+            "# (-n: not the job's task count), records in gputui-<job>-<node>.jsonl, messages in .err.",
+            'srun --overlap -N "$SLURM_NNODES" -n "$SLURM_NNODES" --ntasks-per-node=1 \\',
+            '    --quiet --disable-status -o "gputui-%j-%N.jsonl" -e "gputui-%j-%N.err" \\',
             f"    {' '.join(log)} &",
             "gputui_log_step=$!",
         ]
@@ -170,7 +178,15 @@ def render(spec: LaunchSpec) -> str:
     lines.append("")
     if spec.gpu_log:
         launch[-1] += " || status=$?"
-        lines += ["status=0", *launch, 'kill "$gputui_log_step" 2>/dev/null || true', 'exit "$status"']
+        lines += [
+            "status=0",
+            *launch,
+            "# Stop the samplers: srun --disable-status passes SIGINT on, so each node writes its last",
+            "# record and exits (waited for at most 10 s; SIGTERM would make srun SIGKILL them).",
+            'kill -INT "$gputui_log_step" 2>/dev/null || true',
+            'for _ in $(seq 50); do kill -0 "$gputui_log_step" 2>/dev/null || break; sleep 0.2; done',
+            'exit "$status"',
+        ]
     else:
         lines += launch
     return "\n".join(lines) + "\n"

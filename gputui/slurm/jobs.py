@@ -469,6 +469,26 @@ def job_detail(job_id: str, *, env: dict[str, str] | None = None) -> Job:
     return jobs[0]
 
 
+_NODE_STATE = re.compile(r"(?:^|\s)State=(\S+)")
+_NODE_REASON = re.compile(r"(?:^|\s)Reason=(.*?)(?:\s+\[[^\]]*\])?\s*$")
+
+
+def node_state(node: str, *, env: dict[str, str] | None = None) -> tuple[str, str] | None:
+    """``(State, Reason)`` of one node from ``scontrol show node -o NODE`` (``("DOWN+NOT_RESPONDING",
+    "Not responding")``); None when Slurm cannot say. ``Reason``'s ``[user@time]`` suffix is dropped."""
+    if not re.fullmatch(r"[A-Za-z0-9_.+-]+", node):
+        return None
+    try:
+        res = run_slurm(["scontrol", "show", "node", "-o", node], env=env, check=False, timeout=5)
+    except SlurmError:
+        return None
+    state = _NODE_STATE.search(res.stdout) if res.returncode == 0 else None
+    if state is None:
+        return None
+    reason = _NODE_REASON.search(res.stdout.strip())
+    return state.group(1), _clean(reason.group(1)) if reason else ""
+
+
 def check_mine(job: Job, uid: int | None = None) -> None:
     """:class:`SlurmError` (one line) when the job belongs to someone else."""
     me = os.getuid() if uid is None else uid

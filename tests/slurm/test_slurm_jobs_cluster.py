@@ -9,18 +9,16 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
-import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
+from attach_helpers import Collector, gputui, job_env, submit_with_run
 from slurm_helpers import run, sbatch, scancel, step_ids, wait_for, wait_job_state
 
-from gputui.recordio import parse_prefixed
+from gputui.recordio import parse_line, parse_prefixed
 from gputui.records import Record
 from gputui.slurm.attach import Attacher, AttachError, AttachOptions
 from gputui.slurm.cancel import cancel_job
@@ -29,7 +27,6 @@ from gputui.slurm.jobs import job_detail, list_jobs
 pytestmark = pytest.mark.slurm
 
 DATA = Path(__file__).parent / "data"
-VENV_BIN = str(Path(sys.executable).parent)
 TICKER = (
     "import time\nfrom gputui.recordio import format_prefixed\nfrom gputui.records import metric\n"
     "for i in range(600):\n    print(format_prefixed(metric('loss', 1.0 / (i + 1), step=i)), flush=True)\n"
@@ -39,73 +36,7 @@ TICKER = (
 
 @pytest.fixture(scope="module")
 def env(slurm_cluster, tmp_path_factory) -> dict[str, str]:
-    state = tmp_path_factory.mktemp("gputui-state")
-    return {
-        **slurm_cluster.env,
-        "GPUTUI_STATE_DIR": str(state),
-        "PATH": VENV_BIN + os.pathsep + os.environ["PATH"],
-    }
-
-
-def gputui(
-    args: list[str], env: dict[str, str], cwd: Path, timeout: float = 60
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "gputui", *args],
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-    )
-
-
-def submit_with_run(args: list[str], env: dict[str, str], cwd: Path) -> tuple[str, Path]:
-    res = gputui(["run", "--no-attach", *args], env, cwd)
-    assert res.returncode == 0, res.stderr
-    job = re.search(r"submitted job (\d+)", res.stdout).group(1)
-    script = Path(re.search(r"batch script: (.+)", res.stdout).group(1).strip())
-    return job, script
-
-
-class Collector:
-    """Runs an Attacher in a thread and keeps every record it emits."""
-
-    def __init__(self, job: str, env: dict[str, str], **options) -> None:
-        self.records: list[Record] = []
-        self.lock = threading.Lock()
-        opts = AttachOptions(backend="sim", interval=0.5, **options)
-        self.attacher = Attacher(job, self._emit, opts, env=env)
-        self.result: object = None
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _emit(self, record: Record) -> None:
-        with self.lock:
-            self.records.append(record)
-
-    def _run(self) -> None:
-        try:
-            self.result = self.attacher.run()
-        except Exception as exc:
-            self.result = exc
-
-    def snapshot(self) -> list[Record]:
-        with self.lock:
-            return list(self.records)
-
-    def events(self, name: str) -> list[Record]:
-        return [r for r in self.snapshot() if r.kind == "event" and r.get("event") == name]
-
-    def gpu_hosts(self, since: float = 0.0) -> set[str]:
-        return {r["host"] for r in self.snapshot() if r.kind == "gpu" and r.time >= since}
-
-    def stop(self) -> object:
-        self.attacher.stop.set()
-        self.thread.join(20)
-        assert not self.thread.is_alive()
-        return self.result
+    return job_env(slurm_cluster.env, tmp_path_factory.mktemp("gputui-state"))
 
 
 @pytest.fixture(scope="module")
@@ -326,3 +257,64 @@ def test_three_launch_patterns_with_real_ddp(env, tmp_path) -> None:
         assert {r["value"] for r in records} == {float(sum(range(world)))}
         assert {r["host"] for r in records} == {"node1", "node2"}
         assert {r["world_size"] for r in records} == {world}
+
+
+def test_gpu_log_writes_one_valid_jsonl_file_per_node(env, slurm_cluster, tmp_path) -> None:
+    """`gputui run --gpu-log`: one sampler per node (not one per task), records of that node only, every
+    line a record, a clean stop (probe_stopped), and nothing of it in the job's own output."""
+    nodes = slurm_cluster.nodes[:2]
+    job, script = submit_with_run(
+        [
+            *("-N", "2", "--ntasks-per-node", "2", "--gpu-log", "--job-name", "gpulog"),
+            *("--probe-backend", "sim", "--probe-interval", "0.5"),
+            *("--", sys.executable, "-c", "import time; time.sleep(4)"),
+        ],
+        env,
+        tmp_path,
+    )
+    assert "--interval 0.5 --backend sim &" in script.read_text()
+    state = wait_job_state(job, {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT"}, 60, env)
+    job_out = (tmp_path / f"slurm-{job}.out").read_text()
+    assert state == "COMPLETED", job_out
+    assert "srun:" not in job_out and "CANCELLED" not in job_out, job_out
+    assert sorted(p.name for p in tmp_path.glob("gputui-*.jsonl")) == [
+        f"gputui-{job}-{n}.jsonl" for n in nodes
+    ]
+    for node in nodes:
+        lines = (tmp_path / f"gputui-{job}-{node}.jsonl").read_bytes().splitlines()
+        records = [r for line in lines for r in parse_line(line)]  # raises on any line that is not a record
+        events = [r["event"] for r in records if r.kind == "event"]
+        assert events[0] == "probe_started" and events[-1] == "probe_stopped", events
+        assert events.count("probe_started") == 1, events  # one sampler per node
+        gpus = [r for r in records if r.kind == "gpu"]
+        assert {r["host"] for r in records if r.get("host")} == {node}
+        assert len({r["gpu_id"] for r in gpus}) == 4 and len(gpus) >= 4 * 4, len(gpus)
+        assert {r["source"] for r in gpus} == {"sim"} and {r["job"] for r in gpus} == {job}
+        err = (tmp_path / f"gputui-{job}-{node}.err").read_text()
+        assert "gputui: stopped (sigint)" in err, err
+
+
+def test_requeued_job_is_attached_again(env, tmp_path) -> None:
+    """A requeue (what a node failure does to a batch job by default) ends the probe step with the job's
+    run; the attach says so, waits while the job is pending again, and attaches to its next run."""
+    job = sbatch("sleep 120", env, tmp_path, ["-N", "2", "-t", "3", "--requeue"])
+    try:
+        wait_job_state(job, {"RUNNING"}, 30, env)
+        col = Collector(job, env, pending_poll_s=0.3)
+        wait_for(lambda: col.gpu_hosts() == {"node1", "node2"}, 15, what="records from both nodes")
+        run(["scontrol", "requeue", job], env)
+        requeued = wait_for(
+            lambda: [e for e in col.events("job_state") if "was requeued" in e["message"]], 30, what="requeue"
+        )
+        waiting = wait_for(
+            lambda: [e for e in col.events("job_state") if "waiting for it to start" in e["message"]], 10
+        )
+        # Skip Slurm's 120 s requeue delay, though not the second the requeue revoked the job's credential
+        # in (a run whose credential is from that same second is "Job credential revoked").
+        wait_for(lambda: time.time() >= int(waiting[0].time) + 1.05, 3, what="the next second")
+        run(["scontrol", "update", f"JobId={job}", "StartTime=now"], env)
+        wait_for(lambda: col.gpu_hosts(since=requeued[0].time), 30, what="records from the job's next run")
+        assert len(col.events("probe_started")) >= 3 and not col.events("node_lost")
+        assert col.stop() == 0
+    finally:
+        scancel(job, env)

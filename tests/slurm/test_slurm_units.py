@@ -16,6 +16,7 @@ import pytest
 
 from gputui import distenv
 from gputui.cli import main as cli_main
+from gputui.recordio import parse_prefixed
 from gputui.slurm import jsonshape
 from gputui.slurm.batch_script import PATTERNS, LaunchSpec, render
 from gputui.slurm.cancel import normalize_signal
@@ -404,6 +405,53 @@ def test_gpu_log_step_is_optional() -> None:
     assert "gputui --log" not in render(LaunchSpec(cmd=["x"]))
     text = render(LaunchSpec(cmd=["x"], gpu_log=True, python="/opt/py/bin/python"))
     assert "/opt/py/bin/python -m gputui --log - --interval 2 &" in text and text.endswith('exit "$status"\n')
+    assert 'srun --overlap -N "$SLURM_NNODES" -n "$SLURM_NNODES" --ntasks-per-node=1' in text
+    assert 'kill -INT "$gputui_log_step"' in text
+    text = render(LaunchSpec(cmd=["x"], gpu_log=True, gpu_log_backend="sim", gpu_log_interval=0.5))
+    assert "-m gputui --log - --interval 0.5 --backend sim &" in text
+    with pytest.raises(SlurmError):
+        render(LaunchSpec(cmd=["x"], gpu_log=True, gpu_log_backend="sim; rm -rf ~"))
+
+
+def test_attach_reads_node_failures_from_srun(monkeypatch: pytest.MonkeyPatch) -> None:
+    """srun's stderr lines as Slurm 22.05.8 printed them on the local cluster."""
+    from gputui.slurm import attach
+
+    monkeypatch.setattr(
+        attach, "node_state", lambda node, env=None: ("DOWN+NOT_RESPONDING", "Not responding")
+    )
+    seen: list = []
+    att = attach.Attacher("12", seen.append)
+    att.job = parse_scontrol_job("JobId=12 JobName=x JobState=RUNNING NodeList=node[1-2] NumNodes=2")
+    assert "--no-kill" in attach.probe_argv(att.job, attach.AttachOptions())
+    tail: list[str] = []
+    att._handle_stderr(b"srun: error: Node failure on node2\n", tail)
+    att._handle_stderr(b"srun: error: Node failure on node2\n", tail)  # reported once
+    (lost,) = [r for r in seen if r.get("event") == "node_lost"]
+    assert (
+        lost["host"] == "node2" and lost["cause"] == "node_failure" and lost["state"] == "DOWN+NOT_RESPONDING"
+    )
+    assert lost["message"] == (
+        "node node2: node failure: Slurm marked it DOWN+NOT_RESPONDING (Not responding); "
+        "other nodes keep streaming"
+    )
+    att._handle_stderr(b"srun: error: node1: task 0: Killed\n", tail)  # a probe task died: lost
+    att._handle_stderr(b"srun: error: node1: task 0: Killed\n", tail)
+    att._handle_stderr(b"srun: error: Node failure on node1\n", tail)  # later, Slurm says why: told
+    att._handle_stderr(b"srun: error: Node failure on node1\n", tail)
+    lost = [(r["host"], r["cause"]) for r in seen if r.get("event") == "node_lost"]
+    assert lost == [("node2", "node_failure"), ("node1", "task_exit"), ("node1", "node_failure")]
+
+    seen.clear()
+    att = attach.Attacher("12", seen.append)
+    att.job = parse_scontrol_job("JobId=12 JobName=x JobState=RUNNING NodeList=node[1-2] NumNodes=2")
+    line = (
+        b"slurmstepd-node1: error: *** STEP 12.1 ON node1 CANCELLED AT 2026-11-21T06:06:47 DUE TO NODE "
+        b"FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***\n"
+    )
+    att._handle_stderr(line, tail)
+    att._handle_stderr(b"srun: error: node1: task 0: Terminated\n", tail)  # the whole step is ending
+    assert not seen and att.step_ending == "node failure"
 
 
 # --------------------------------------------------------------------------- --local
@@ -461,3 +509,73 @@ def test_docs_examples_match_dry_run(capsys: pytest.CaptureFixture[str]) -> None
         assert capsys.readouterr().out == script, command
         checked += 1
     assert checked >= 5
+
+
+RANK_SCRIPT = """
+import os, sys
+from gputui.recordio import format_prefixed
+from gputui.records import metric
+keys = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS",
+        "MASTER_ADDR", "MASTER_PORT", "SLURM_JOB_ID")
+print(" ".join(f"{k}={os.environ.get(k)}" for k in keys))
+rank = int(os.environ["RANK"])
+print(format_prefixed(metric("rank_check", float(rank), rank=rank)), flush=True)
+sys.exit(int(sys.argv[1]) if rank == 1 else 0)
+"""
+SLURM_COMMANDS = ("srun", "sbatch", "squeue", "scontrol", "scancel", "sacct", "sinfo", "salloc")
+
+
+def test_run_local_from_the_command_line_needs_no_slurm(tmp_path: Path) -> None:
+    """`gputui run --local` as a user runs it: per-rank output files in the state dir, the exit status, and
+    no Slurm command at all (each one on PATH is a tripwire that records being called; SLURM_CONF points
+    nowhere)."""
+    tripwires, called = tmp_path / "bin", tmp_path / "slurm-called"
+    tripwires.mkdir()
+    for name in SLURM_COMMANDS:
+        shim = tripwires / name
+        shim.write_text(f'#!/bin/sh\necho "{name} $*" >> {called}\nexit 1\n')
+        shim.chmod(0o755)
+    (tmp_path / "rank.py").write_text(RANK_SCRIPT)
+    state = tmp_path / "state"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "SRUN_", "SBATCH_"))}
+    env.update(
+        GPUTUI_STATE_DIR=str(state),
+        SLURM_CONF=str(tmp_path / "no-such-slurm.conf"),
+        SLURM_JOB_ID="777",  # as inside an allocation: must not reach the ranks
+        PATH=os.pathsep.join([str(tripwires), str(Path(sys.executable).parent), "/usr/bin", "/bin"]),
+    )
+
+    def local_run(exit_code: int) -> tuple[subprocess.CompletedProcess[str], Path]:
+        argv = ["run", "--local", "-N", "1", "--ntasks-per-node", "2", "--", "python", "rank.py"]
+        res = subprocess.run(
+            [sys.executable, "-m", "gputui", *argv, str(exit_code)],
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
+        folder = Path(re.search(r"output per rank: (.+)/rank-<N>\.out", res.stdout).group(1))
+        return res, folder
+
+    res, folder = local_run(0)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "all ranks finished" in res.stdout
+    port = re.search(r"MASTER_ADDR=127\.0\.0\.1 MASTER_PORT=(\d+)", res.stdout).group(1)
+    assert folder.parent == state / "local"
+    assert sorted(p.name for p in folder.iterdir()) == ["rank-0.out", "rank-1.out"]
+    for rank in (0, 1):
+        text = (folder / f"rank-{rank}.out").read_text()
+        assert (
+            f"RANK={rank} LOCAL_RANK={rank} WORLD_SIZE=2 SLURM_PROCID={rank} SLURM_LOCALID={rank} "
+            f"SLURM_NTASKS=2 MASTER_ADDR=127.0.0.1 MASTER_PORT={port} SLURM_JOB_ID=None"
+        ) in text, text
+        records = [r for line in text.splitlines() if (rs := parse_prefixed(line)) for r in rs]
+        assert [(r["name"], r["value"], r["rank"]) for r in records] == [("rank_check", float(rank), rank)]
+
+    res, folder = local_run(3)  # rank 1 fails
+    assert res.returncode == 1 and "rank 1 exited 3" in res.stdout, res.stdout + res.stderr
+    assert "rank 0 exited" not in res.stdout
+    assert (folder / "rank-1.out").exists()
+    assert not called.exists(), called.read_text()
