@@ -27,7 +27,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from gputui.slurm import commands, jobs  # noqa: E402
+from gputui.slurm import commands, jobs, scontrol  # noqa: E402
 from gputui.slurm.attach import Attacher, AttachOptions  # noqa: E402
 
 
@@ -51,7 +51,7 @@ def submit(env: dict[str, str], nodes: int, command: str = "sleep 300") -> str:
     )
     job = out.stdout.strip().split(";")[0]
     deadline = time.monotonic() + 30
-    while jobs.job_detail(job, env=env).state != "RUNNING":
+    while scontrol.job_detail(job, env=env).state != "RUNNING":
         if time.monotonic() > deadline:
             sys.exit(f"job {job} did not start")
         time.sleep(0.1)
@@ -139,7 +139,7 @@ def main() -> int:
     try:
         job = submit(env, 2)
         submitted.append(job)
-        nodes = set(jobs.job_detail(job, env=env).nodes)
+        nodes = set(scontrol.job_detail(job, env=env).nodes)
         cli = [cli_attach_latency(job, nodes, env) for _ in range(args.runs)]
         lib = [lib_attach_latency(job, nodes, env) for _ in range(args.runs)]
         print(

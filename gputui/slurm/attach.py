@@ -50,16 +50,10 @@ from gputui import __version__
 from gputui.recordio import parse_line
 from gputui.records import Record, RecordError, event
 from gputui.slurm.commands import SlurmError, slurm_env, which
-from gputui.slurm.jobs import (
-    AccountingDisabled,
-    Job,
-    JobNotFound,
-    check_mine,
-    finished_job,
-    format_duration,
-    node_state,
-)
-from gputui.slurm.jobs import job_detail as _job_detail
+from gputui.slurm.jobs import AccountingDisabled, Job, JobNotFound, check_mine, format_duration
+from gputui.slurm.sacct import finished_job
+from gputui.slurm.scontrol import job_detail as _job_detail
+from gputui.slurm.scontrol import node_state
 from gputui.slurm.version import detect_version, overlap_problem, overlap_warning
 
 _TASK_ERROR = re.compile(r"srun: error: (\S+): tasks? ([\d,-]+): (.*)")

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 from gputui.slurm.commands import SlurmError, run_slurm
 from gputui.slurm.jobid import validate_jobid
-from gputui.slurm.jobs import Job, JobNotFound, check_mine, job_detail
+from gputui.slurm.jobs import Job, JobNotFound, check_mine
+from gputui.slurm.scontrol import job_detail
 
 CONFIRM_TIMEOUT_S = 15.0
 

@@ -22,7 +22,8 @@ from gputui.recordio import parse_line, parse_prefixed
 from gputui.records import Record
 from gputui.slurm.attach import Attacher, AttachError, AttachOptions
 from gputui.slurm.cancel import cancel_job
-from gputui.slurm.jobs import job_detail, list_jobs
+from gputui.slurm.jobs import list_jobs
+from gputui.slurm.scontrol import job_detail
 
 pytestmark = pytest.mark.slurm
 

@@ -22,7 +22,7 @@ import pytest
 from attach_helpers import Collector, job_env
 from slurm_helpers import CLUSTER_SCRIPT, run, sbatch, scancel, wait_for, wait_job_state
 
-from gputui.slurm.jobs import job_detail
+from gputui.slurm.scontrol import job_detail
 
 pytestmark = pytest.mark.slurm
 

@@ -22,17 +22,10 @@ from gputui.slurm.batch_script import PATTERNS, LaunchSpec, render
 from gputui.slurm.cancel import normalize_signal
 from gputui.slurm.commands import SlurmError, SlurmNotFound, run_slurm, slurm_env
 from gputui.slurm.jobid import JobIdError, parse_jobid, validate_jobid
-from gputui.slurm.jobs import (
-    check_mine,
-    jobs_from_json,
-    parse_duration,
-    parse_gres_idx,
-    parse_sacct,
-    parse_scontrol_job,
-    parse_squeue,
-    split_scontrol,
-)
+from gputui.slurm.jobs import check_mine, jobs_from_json, parse_duration, parse_gres_idx, parse_squeue
 from gputui.slurm.launch_local import launch_local
+from gputui.slurm.sacct import parse_sacct
+from gputui.slurm.scontrol import parse_scontrol_job, split_scontrol
 from gputui.slurm.stdout_path import NO_ARRAY_TASK, PatternContext, expand_pattern, resolve_stdout
 from gputui.slurm.version import SlurmVersion, overlap_problem, overlap_warning, parse_version
 

@@ -1,0 +1,64 @@
+"""Finished jobs from ``sacct`` (one batched call), or :class:`AccountingDisabled` in one line."""
+
+from __future__ import annotations
+
+from gputui.slurm.commands import SlurmError, run_slurm
+from gputui.slurm.jobid import parse_jobid
+from gputui.slurm.jobs import (
+    SEP,
+    AccountingDisabled,
+    Job,
+    JobNotFound,
+    _clean,
+    _expand,
+    _int,
+    parse_duration,
+)
+
+SACCT_FIELDS = ("JobID", "JobName", "User", "State", "Partition", "Account", "NNodes", "NodeList")
+SACCT_FIELDS += ("Elapsed", "Timelimit", "Submit", "Start", "End", "WorkDir", "ExitCode")
+
+
+def parse_sacct(text: str) -> list[Job]:
+    jobs = []
+    for line in text.splitlines():
+        parts = line.split(SEP)
+        if len(parts) != len(SACCT_FIELDS) or "." in parts[0]:
+            continue
+        r = dict(zip(SACCT_FIELDS, parts, strict=True))
+        job = Job(
+            job_id=r["JobID"],
+            name=r["JobName"],
+            user=r["User"],
+            state=(r["State"].split() or ["UNKNOWN"])[0],
+            partition=r["Partition"],
+            account=r["Account"],
+            nodelist=_clean(r["NodeList"]),
+            num_nodes=_int(r["NNodes"]),
+            time_used_s=parse_duration(r["Elapsed"]),
+            time_limit_s=parse_duration(r["Timelimit"]),
+            submit_time=_clean(r["Submit"]),
+            start_time=_clean(r["Start"]),
+            work_dir=_clean(r["WorkDir"]),
+            exit_code=r["ExitCode"],
+        )
+        job.nodes = _expand(job.nodelist)
+        jobs.append(job)
+    return jobs
+
+
+def finished_job(job_id: str, *, env: dict[str, str] | None = None) -> Job:
+    """A finished job from accounting; :class:`AccountingDisabled` or :class:`JobNotFound` otherwise."""
+    jid = str(parse_jobid(job_id))
+    argv = ["sacct", "-X", "-P", "-n", f"--delimiter={SEP}", "-j", jid, "-o", ",".join(SACCT_FIELDS)]
+    res = run_slurm(argv, env=env, check=False)
+    if "accounting storage is disabled" in (res.stderr + res.stdout).lower():
+        raise AccountingDisabled("Slurm accounting is disabled on this cluster: finished jobs are not kept")
+    if res.returncode != 0:
+        raise SlurmError(
+            f"sacct: {res.stderr.strip().splitlines()[-1] if res.stderr.strip() else res.returncode}"
+        )
+    for job in parse_sacct(res.stdout):
+        if job.job_id == jid:
+            return job
+    raise JobNotFound(f"job {jid} is not known to Slurm accounting")
