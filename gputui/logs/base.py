@@ -16,8 +16,8 @@ Every metric record carries ``source`` (the format) and ``scope``:
 
 from __future__ import annotations
 
-import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Protocol
@@ -80,6 +80,10 @@ class Context:
     last_progress: tuple[int, int] | None = None  # (n, total) of the latest progress frame
     batch_size: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    stated_epoch: bool = False  # an ``epoch``-scope record was made (read and reset by the parser)
+    bar_clock: Any = None  # (bar, printed time) of the latest running bar frame that gave step records
+    bar_desc: Any = None  # (description, epoch, lightning, bar) of the latest tqdm bar frame
+    plans: dict[bytes, Any] = field(default_factory=dict)  # line shape → structure (generic parser)
 
 
 class LineParser(Protocol):
@@ -103,10 +107,17 @@ def snake(label: str) -> str:
     return name
 
 
-@lru_cache(maxsize=4096)
+_NAMES: dict[str, str] = {}  # printed name → canonical name (valid names only), bounded
+
+
 def _canonical(name: str) -> str | None:
     canonical = canonical_metric_name(name)
-    return canonical if is_valid_metric_name(canonical) else None
+    if not is_valid_metric_name(canonical):
+        return None
+    if len(_NAMES) >= 4096:
+        _NAMES.clear()
+    _NAMES[name] = canonical
+    return canonical
 
 
 def is_metric_name(printed: str) -> bool:
@@ -137,38 +148,58 @@ def metric(
 
     Names go through the alias table; a name that cannot be made valid gives ``None``.
     """
-    canonical = _canonical(name)
-    if canonical is None:
-        return None
-    fields: dict[str, Any] = {"name": canonical, "value": float(value)}
+    out: list[Record] = []
+    emit(out, ((name, value),), source, scope, ctx, now, epoch, step, time, extra)
+    return out[0] if out else None
+
+
+def emit(
+    out: list[Record],
+    pairs: Iterable[tuple[str, float]],
+    source: str,
+    scope: str,
+    ctx: Context,
+    now: float,
+    epoch: float | None = None,
+    step: int | None = None,
+    time: float | None = None,
+    extra: dict[str, Any] | None = None,
+) -> None:
+    """Append one metric record per ``(name, value)`` pair to ``out`` (the hot path of every parser).
+
+    The fields shared by the pairs are laid out once and copied per record, in the order of
+    :func:`gputui.records.metric`; ``ctx.stated_epoch`` is set when an ``epoch``-scope record is made.
+    """
+    shared: dict[str, Any] = {"name": None, "value": None}
     if step is not None:
-        fields["step"] = step
+        shared["step"] = step
     if epoch is not None:
-        fields["epoch"] = epoch
+        shared["epoch"] = epoch
         if ctx.epoch_base is not None and isinstance(epoch, int):
-            fields["epoch_base"] = ctx.epoch_base
+            shared["epoch_base"] = ctx.epoch_base
     if ctx.rank is not None:
-        fields["rank"] = ctx.rank
-    fields["source"] = source
-    fields["time_source"] = "read" if time is None else "printed"
-    fields["scope"] = scope
-    for key, val in extra.items():
-        if val is not None:
-            fields[key] = val
-    return Record(kind="metric", time=now if time is None else time, fields=fields, v=SCHEMA_VERSION)
-
-
-def metrics_from_pairs(
-    pairs: list[tuple[str, float]], *, source: str, scope: str, ctx: Context, now: float, **kw: Any
-) -> list[Record]:
-    out = []
+        shared["rank"] = ctx.rank
+    shared["source"] = source
+    shared["time_source"] = "read" if time is None else "printed"
+    shared["scope"] = scope
+    if extra:
+        for key, val in extra.items():
+            if val is not None:
+                shared[key] = val
+    when = now if time is None else time
+    made = len(out)
     for name, value in pairs:
-        if math.isnan(value) and name == "":
-            continue
-        rec = metric(name, value, source=source, scope=scope, ctx=ctx, now=now, **kw)
-        if rec is not None:
-            out.append(rec)
-    return out
+        canonical = _NAMES.get(name)
+        if canonical is None:
+            canonical = _canonical(name)
+            if canonical is None:
+                continue
+        fields = shared.copy()
+        fields["name"] = canonical
+        fields["value"] = float(value)
+        out.append(Record("metric", when, fields, SCHEMA_VERSION))
+    if scope == "epoch" and len(out) > made:
+        ctx.stated_epoch = True
 
 
 def clock_seconds(text: str) -> float | None:

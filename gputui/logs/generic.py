@@ -15,6 +15,10 @@ setup output (``MASTER_PORT=12802``, ``world_size: 4``) gives no records. Rules:
 - identifiers and settings (``rank``, ``SLURM_JOB_ID``, ``CUDA Device ID``) are never metrics;
 - a leading ``YYYY-MM-DD HH:MM:SS`` timestamp becomes the record time (``time_source="printed"``);
   log prefixes (``[INFO]``, ``[timer.py:264:stop]``, glog ``I0101 …] ``) are skipped.
+
+Speed: where a line's prefix, anchors and pairs are depends only on its *shape* (digits read as 0), so
+it is worked out once per shape and stream (:func:`plan_of`, a bounded cache in the context); a line
+of a known shape is then sliced, not searched. The same line printed every step costs one lookup.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from __future__ import annotations
 import re
 import time as _time
 
-from gputui.logs.base import NUM, Context, is_metric_name, metric, snake, to_float
+from gputui.logs.base import NUM, Context, emit, is_metric_name, snake, to_float
 from gputui.records import Record
 
 NAME = "generic"
@@ -60,46 +64,106 @@ KNOWN_SPLITS = ("train", "val", "valid", "eval", "test")
 FILE_REF = re.compile(r"\.(?:py|pyx|cc|cpp|cxx|c|h|hpp|cu|so|rs|js|go|java|sh|yaml|json)$")
 
 
+_SECONDS: dict[tuple[str, ...], float | None] = {}  # "YYYY-MM-DD HH:MM:SS" → local time (lines share seconds)
+
+
 def _stamp(prefix: str) -> float | None:
     m = STAMP.search(prefix)
     if m is None:
         return None
-    y, mo, d, h, mi, s = (int(m.group(i)) for i in range(1, 7))
     frac = float("0." + m.group(7)) if m.group(7) else 0.0
-    try:
-        return _time.mktime((y, mo, d, h, mi, s, 0, 0, -1)) + frac
-    except (OverflowError, ValueError):
-        return None
+    key = m.group(1, 2, 3, 4, 5, 6)
+    seconds = _SECONDS.get(key, False)
+    if seconds is False:
+        y, mo, d, h, mi, s = (int(part) for part in key)
+        try:
+            seconds = _time.mktime((y, mo, d, h, mi, s, 0, 0, -1))
+        except (OverflowError, ValueError):
+            seconds = None
+        if len(_SECONDS) >= 256:
+            _SECONDS.clear()
+        _SECONDS[key] = seconds
+    return None if seconds is None else seconds + frac
 
 
-def pairs_of(text: str) -> list[tuple[str, float, str]]:
-    """``(name, value, text after the value)`` for each metric pair in ``text``."""
+def _pair_spans(text: str) -> list[tuple[int, int, int, int, bool, int]]:
+    """Where the metric pairs of ``text`` are: ``(label start, label end, value start, value end, %,
+    length of the text after the value that may hold its unit)``."""
     out = []
-    for m in PAIR.finditer(text):
-        label = m.group(1)
-        if not is_metric_name(label):
-            continue
-        value = to_float(m.group(2))
-        if value is None:
-            continue
-        name = snake(label) + ("_pct" if m.group(3) and "%" in m.group(3) else "")
-        if FILE_REF.search(name):
-            continue
-        out.append((name, value, text[m.end(2) : m.end(2) + 12]))
+    if SEP_NUM.search(text) is not None:  # no "name: 0.5" anywhere: PAIR cannot match
+        for m in PAIR.finditer(text):
+            label = m.group(1)
+            if not is_metric_name(label):
+                continue
+            pct = bool(m.group(3)) and "%" in m.group(3)
+            if FILE_REF.search(snake(label) + ("_pct" if pct else "")):
+                continue
+            out.append((m.start(1), m.end(1), m.start(2), m.end(2), pct, 12))
     if out or "\t" not in text:
         return out
-    segments = [s for s in text.split("\t") if s.strip()]
-    if len(segments) < 2:
-        return []
-    for segment in segments:
+    at = 0
+    for segment in text.split("\t"):
+        start, at = at, at + len(segment) + 1
+        if not segment.strip():
+            continue
         sm = TAB_SEGMENT.match(segment)
         if sm is None or not is_metric_name(sm.group(1)):
             return []
-        value = to_float(sm.group(2))
+        out.append((start + sm.start(1), start + sm.end(1), start + sm.start(2), start + sm.end(2), False, 0))
+    return out if len(out) >= 2 else []
+
+
+def _named(name: str, split: str | None) -> str:
+    return name if split is None or name.startswith(KNOWN_SPLITS) else split + name
+
+
+#: Where a line's parts are: (prefix length, epoch anchor span, step anchor span, pairs, split prefix);
+#: a pair is (name, or None when its label has digits, label span, value span, after length).
+Plan = tuple[int, "tuple[int, int] | None", "tuple[int, int] | None", list, "str | None"]
+
+
+def plan_of(text: str) -> Plan:
+    """Where a line's log prefix, anchors and pairs are. It depends only on the line's *shape* (the
+    line with its digits 1-9 read as 0): every pattern here treats all digits alike, and the names, the
+    prefix and the anchors' positions do not change with them. So it is computed once per shape.
+    On ASCII text (case-insensitive matching is then plain lower-casing) absent words skip patterns."""
+    pm = PREFIX.match(text)
+    start = pm.end() if pm is not None else 0
+    body = text[start:] if start else text
+    low = body.lower() if body.isascii() else None
+    em = EPOCH.search(body) if low is None or "epoch" in low else None
+    sm = STEP.search(body) if low is None or "step" in low or "iter" in low or "batch" in low else None
+    spans = _pair_spans(body) if (":" in body or "=" in body or "\t" in body) else []
+    split = SPLIT.match(body) if spans else None
+    prefix = SPLIT_PREFIX.get(split.group(1).lower(), "val_") if split is not None else None
+    pairs = []
+    for label_start, label_end, value_start, value_end, pct, after in spans:
+        label = body[label_start:label_end]
+        name = None
+        if not any(c.isdigit() for c in label):
+            name = _named(snake(label) + "_pct" if pct else snake(label), prefix)
+        pairs.append((name, label_start, label_end, value_start, value_end, pct, after))
+    return start, em and em.span(1), sm and sm.span(1), pairs, prefix
+
+
+def pairs_of(body: str, plan: Plan) -> list[tuple[str, float, str]]:
+    """``(name, value, text after the value)`` of each pair of a line (``plan`` from :func:`plan_of`)."""
+    out = []
+    for name, label_start, label_end, value_start, value_end, pct, after in plan[3]:
+        value = to_float(body[value_start:value_end])
         if value is None:
-            return []
-        out.append((snake(sm.group(1)), value, ""))
+            continue
+        if name is None:
+            name = snake(body[label_start:label_end])
+            name = _named(name + "_pct" if pct else name, plan[4])
+        out.append((name, value, body[value_end : value_end + after] if after else ""))
     return out
+
+
+DIGITS = bytes.maketrans(b"123456789", b"000000000")
+MAX_PLANS = 256  # shapes kept per stream
+MAX_PLANNED = 1024  # longer lines are planned each time
+SEP_NUM = re.compile(r"[:=]\s*[-+]?(?:\.?\d|nan|inf)", re.IGNORECASE)  # where PAIR may match
 
 
 class GenericParser:
@@ -108,36 +172,40 @@ class GenericParser:
     def parse(self, text: str, ctx: Context, now: float) -> list[Record] | None:
         if "NCCL" in text or len(text) > 4096:
             return None
-        pm = PREFIX.match(text)
-        printed = None
-        if pm is not None and pm.end():
-            printed = _stamp(pm.group(0))
-            text = text[pm.end() :]
-        em = EPOCH.search(text)
-        sm = STEP.search(text)
-        pairs = pairs_of(text) if (":" in text or "=" in text or "\t" in text) else []
-        if pairs:
-            split = SPLIT.match(text)
-            if split is not None:
-                prefix = SPLIT_PREFIX.get(split.group(1).lower(), "val_")
-                pairs = [(n if n.startswith(KNOWN_SPLITS) else prefix + n, v, a) for n, v, a in pairs]
+        if len(text) > MAX_PLANNED:
+            plan = plan_of(text)
+        else:
+            plans = ctx.plans
+            shape = text.encode().translate(DIGITS)
+            plan = plans.get(shape)
+            if plan is None:
+                if len(plans) >= MAX_PLANS:
+                    plans.clear()  # bounded memory; metric lines come back at once
+                plan = plans[shape] = plan_of(text)
+        start, em, sm, spans, _ = plan
+        head = ""  # the log prefix: its timestamp is read only for lines that give records
+        if start:
+            head = text[:start]
+            text = text[start:]
+        pairs = pairs_of(text, plan) if spans else []
         if em is None and sm is None:
             if not pairs:
                 return None
             if ctx.header_epoch is not None and ctx.header_frame == ctx.frames - 1 and len(pairs) > 1:
-                return self._emit(pairs, "epoch", ctx.header_epoch, None, ctx, now, printed, anchored=False)
+                return self._emit(pairs, "epoch", ctx.header_epoch, None, ctx, now, head, anchored=False)
             if ctx.epoch is None:
                 return None
-            return self._emit(pairs, "context", ctx.epoch, None, ctx, now, printed, anchored=False)
-        epoch = int(em.group(1)) if em is not None else None
+            return self._emit(pairs, "context", ctx.epoch, None, ctx, now, head, anchored=False)
+        epoch = int(text[em[0] : em[1]]) if em is not None else None
         if epoch is not None:
             ctx.epoch = epoch
         if sm is not None:
-            return self._emit(pairs, "step", epoch, int(sm.group(1)), ctx, now, printed, anchored=False)
+            step = int(text[sm[0] : sm[1]])
+            return self._emit(pairs, "step", epoch, step, ctx, now, head, anchored=False)
         if not pairs:
             ctx.header_epoch, ctx.header_frame = epoch, ctx.frames
             return []
-        return self._emit(pairs, "epoch", epoch, None, ctx, now, printed, anchored=True)
+        return self._emit(pairs, "epoch", epoch, None, ctx, now, head, anchored=True)
 
     def _emit(
         self,
@@ -147,20 +215,20 @@ class GenericParser:
         step: int | None,
         ctx: Context,
         now: float,
-        printed: float | None,
+        head: str,
         anchored: bool,
     ) -> list[Record]:
-        out = []
+        out: list[Record] = []
+        if not pairs:
+            return out
+        named = []
         for name, value, after in pairs:
             if anchored and name in TIME_NAMES:
                 unit = UNIT.match(after)
                 factor = SCALE.get(unit.group(1).lower(), 1.0) if unit else 1.0
                 name, value = "epoch_time_s", value * factor
-            rec = metric(
-                name, value, source=NAME, scope=scope, ctx=ctx, now=now, epoch=epoch, step=step, time=printed
-            )
-            if rec is not None:
-                out.append(rec)
+            named.append((name, value))
+        emit(out, named, NAME, scope, ctx, now, epoch, step, _stamp(head) if head else None)
         return out
 
 

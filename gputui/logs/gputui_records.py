@@ -29,12 +29,16 @@ class GputuiParser:
             return None
         for record in records:
             if record.kind != "metric":
+                if record.get("scope") == "epoch":
+                    ctx.stated_epoch = True
                 continue
             if ctx.rank is not None and record.get("rank") is None:
                 record.fields["rank"] = ctx.rank
             if "scope" not in record.fields:
                 has_epoch = record.get("epoch") is not None
                 record.fields["scope"] = "epoch" if has_epoch and record.get("step") is None else "step"
+            if record.fields["scope"] == "epoch":
+                ctx.stated_epoch = True
         return records
 
 

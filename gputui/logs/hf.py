@@ -1,8 +1,9 @@
 """Hugging Face ``Trainer`` log dicts and ``epoch N: {...}`` dict lines (``docs/log-formats.md`` §4).
 
 ``{'loss': 0.6914, 'grad_norm': 3.36, 'learning_rate': 8.9e-06, 'epoch': 0.0}`` (older: floats) and
-``{'loss': '0.6914', 'epoch': '0.5'}`` (newer: strings) are read with ``ast.literal_eval`` (never
-``eval``). The dict may sit anywhere in a frame: HF clears the stderr bar with ``\\r`` before it, and a
+``{'loss': '0.6914', 'epoch': '0.5'}`` (newer: strings) are read as Python literals: the Trainer's
+plain shape by a regex, anything else with ``ast.literal_eval`` (never ``eval``), with the same result.
+The dict may sit anywhere in a frame: HF clears the stderr bar with ``\\r`` before it, and a
 block-buffered stdout can splice it into the middle of a bar frame (``' 4{...}0%|███▉ | 395/1000'``).
 
 A dict is a metric dict only when every value is a number (or a numeric string) and it has ``epoch``
@@ -22,13 +23,20 @@ from __future__ import annotations
 import ast
 import re
 
-from gputui.logs.base import Context, metric
+from gputui.logs.base import Context, emit
 from gputui.records import Record
 
 NAME = "hf_trainer"
 DICT = re.compile(r"\{'[A-Za-z_][\w./ -]*': [^{}]*\}")
 EPOCH_PREFIX = re.compile(r"\bepoch\s*[:=]?\s*(\d+)\s*[:,-]?\s*$", re.IGNORECASE)
 MAX_DICT = 8192
+# The Trainer's own shape, read without ast: 'key': number or 'key': 'text', joined by ", ". Python
+# literal syntax (ASCII digits, no leading zeros on ints); anything else goes to ast.literal_eval.
+_KEY = r"'[^'\\\x00-\x1f]*'"
+_VALUE = r"-?(?:(?:[0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)[eE][-+]?[0-9]+|[0-9]+\.[0-9]*|\.[0-9]+|0+|[1-9][0-9]*)"
+_ITEM = _KEY + r": (?:" + _VALUE + r"|" + _KEY + r")"
+SIMPLE_DICT = re.compile(r"\{" + _ITEM + r"(?:, " + _ITEM + r")*\}")
+ITEM = re.compile(r"'([^']*)': (?:'([^']*)'|([^,}]+))")
 
 
 class HFParser:
@@ -41,10 +49,7 @@ class HFParser:
         m = DICT.search(text, start)
         if m is None or len(m.group(0)) > MAX_DICT:
             return None
-        try:
-            obj = ast.literal_eval(m.group(0))
-        except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
-            return None
+        obj = _literal_dict(m.group(0))
         if not isinstance(obj, dict) or not obj:
             return None
         values: dict[str, float] = {}
@@ -77,12 +82,25 @@ class HFParser:
     def _records(
         self, values: dict[str, float], scope: str, epoch: float | None, ctx: Context, now: float
     ) -> list[Record]:
-        out = []
-        for key, value in values.items():
-            rec = metric(key, value, source=NAME, scope=scope, ctx=ctx, now=now, epoch=epoch)
-            if rec is not None:
-                out.append(rec)
+        out: list[Record] = []
+        emit(out, values.items(), NAME, scope, ctx, now, epoch)
         return out
+
+
+def _literal_dict(text: str) -> object:
+    """``ast.literal_eval(text)`` (``None`` where it fails), with a fast path for the Trainer's dicts."""
+    if len(text) < 2048 and SIMPLE_DICT.fullmatch(text) is not None:
+        obj: dict[str, object] = {}
+        for key, string, number in ITEM.findall(text):
+            if number:
+                obj[key] = float(number) if ("." in number or "e" in number or "E" in number) else int(number)
+            else:
+                obj[key] = string
+        return obj
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+        return None
 
 
 PARSER = HFParser()

@@ -18,6 +18,9 @@ one rank wins over the watchdog timeout it causes on another; the later ones are
 ``secondary``); a traceback followed by further epochs was not fatal and only becomes secondary; else
 ``early_stopped``; else ``truncated`` when the log ends inside an unfinished progress bar; else
 ``completed`` when training output was seen, ``unknown`` when nothing was.
+
+:func:`gate` finds, on the raw bytes of a whole block, where a signal or a traceback may be (six scans
+that each skip at memchr speed to one rare byte); frames of the other lines skip :meth:`observe`.
 """
 
 from __future__ import annotations
@@ -58,14 +61,43 @@ _KEYS = (
 )
 MAX_TRACEBACK_FRAMES = 400
 _KEY_RE = re.compile("|".join(re.escape(k) for k in _KEYS))
+# The gate: where a key or a traceback header may be, on raw bytes, as a few scans that each start with
+# one literal byte (the regex engine then skips at memchr speed; one alternation of all the keys is
+# several times slower). Every match of _KEY_RE or TRACEBACK contains a match of one of these.
+_GATE = tuple(
+    re.compile(p)
+    for p in (
+        rb"C(?:ANCELLED|CL)",  # CANCELLED, NCCL, RCCL
+        rb"OOM",
+        rb"I(?:NT(?<=SIGINT)|nterrupt)",
+        rb"k(?:(?<=Traceback) \(most recent call last\):|ill(?<=oom-kill))",
+        rb"p(?:(?<=Trainer to stop)|(?<=arly stop)ping)",
+        rb"y(?<=emory)",
+    )
+)
+
+
+def gate(block: bytes) -> list[int]:
+    """Sorted offsets in ``block`` where an outcome signal or a traceback may start (a superset: the
+    frames of the lines they fall in are checked by :meth:`OutcomeTracker.observe`, the others skip)."""
+    hits: list[int] = []
+    for pattern in _GATE:
+        for m in pattern.finditer(block):
+            hits.append(m.start())
+    hits.sort()
+    return hits
 
 
 class OutcomeTracker:
     """Feed it every finished frame; ask :meth:`decide` at the end."""
 
     def __init__(self) -> None:
+        # What decide() needs, in order: the first signal of each kind, and the first traceback since
+        # the latest epoch (earlier ones were survived). Bounded, however many signals a log prints.
         self.signals: list[dict[str, Any]] = []
-        self._tb: dict[str, Any] | None = None
+        self._kinds: set[str] = set()
+        self._open_tb: dict[str, Any] | None = None
+        self.tb: dict[str, Any] | None = None  # the traceback being read
         self.epochs_after: int = 0  # epoch records seen after the latest traceback signal
         self.saw_training = False
         self.unfinished_progress = False
@@ -73,10 +105,10 @@ class OutcomeTracker:
 
     def observe(self, text: str, line: int, rank: int | None, now: float) -> list[Record]:
         out: list[Record] = []
-        if self._tb is not None:
+        if self.tb is not None:
             out.extend(self._traceback_line(text, line, rank, now))
         if TRACEBACK in text:
-            self._tb = {"line": line, "text": text, "rank": rank, "frames": 0}
+            self.tb = {"line": line, "text": text, "rank": rank, "frames": 0}
             return out
         if _KEY_RE.search(text) is None:
             return out
@@ -97,7 +129,7 @@ class OutcomeTracker:
         return out
 
     def _traceback_line(self, text: str, line: int, rank: int | None, now: float) -> list[Record]:
-        tb = self._tb
+        tb = self.tb
         assert tb is not None
         tb["frames"] += 1
         if text[:1].isspace() and tb["frames"] < MAX_TRACEBACK_FRAMES:
@@ -105,7 +137,7 @@ class OutcomeTracker:
         stripped = text.strip()
         if EXCEPTION.match(stripped) is None and tb["frames"] < MAX_TRACEBACK_FRAMES:
             return []  # another rank's output between the traceback's lines
-        self._tb = None
+        self.tb = None
         if OOM.search(stripped) or NCCL.search(stripped) or INTERRUPT.search(stripped):
             return []  # observe() reports it from the same frame with its own signal
         return [self._signal("crashed_traceback", stripped, line, rank, now, traceback_line=tb["line"])]
@@ -114,9 +146,14 @@ class OutcomeTracker:
         self, signal: str, text: str, line: int, rank: int | None, now: float, **extra: Any
     ) -> Record:
         info = {"signal": signal, "evidence": text.strip()[:500], "line": line, "rank": rank, **extra}
-        self.signals.append(info)
         if signal == "crashed_traceback":
             self.epochs_after = 0
+            if self._open_tb is None:
+                self._open_tb = info
+                self.signals.append(info)
+        elif signal not in self._kinds:
+            self._kinds.add(signal)
+            self.signals.append(info)
         level = "warning" if signal == "early_stopped" else "error"
         detail = {k: v for k, v in info.items() if k != "signal" and v is not None}
         return event(level, message=f"{signal}: {info['evidence'][:200]}", time=now, signal=signal, **detail)
@@ -125,17 +162,17 @@ class OutcomeTracker:
         self.saw_training = True
         self.epochs_after += 1
         self.last_epoch_line = (line, text)
-        for info in self.signals:
-            if info["signal"] == "crashed_traceback":
-                info["survived"] = True
+        if self._open_tb is not None:  # training went on: that traceback was not fatal
+            self.signals.remove(self._open_tb)
+            self._open_tb = None
 
     def decide(self, now: float, last_frame: tuple[int, str] | None = None) -> Record:
         """The final ``outcome`` event."""
-        if self._tb is not None:  # a traceback cut by the end of the log
-            tb = self._tb
-            self._tb = None
+        if self.tb is not None:  # a traceback cut by the end of the log
+            tb = self.tb
+            self.tb = None
             self._signal("crashed_traceback", tb["text"], tb["line"], tb["rank"], now)
-        failures = [s for s in self.signals if s["signal"] in FAILURES and not s.get("survived")]
+        failures = [s for s in self.signals if s["signal"] in FAILURES]
         secondary = [s["signal"] for s in failures[1:] if failures and s["signal"] != failures[0]["signal"]]
         if failures:
             root = failures[0]

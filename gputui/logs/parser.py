@@ -3,7 +3,9 @@
 For every finished frame (:mod:`gputui.logs.normalize`): an ``srun --label`` prefix (``3: ``) or a
 ``[rank3]:`` marker at the start of the physical line sets the rank of all its frames and is removed;
 each rank has its own :class:`~gputui.logs.base.Context`. The family parsers are tried in order and the
-first that recognises the frame gives its records; every frame also goes to the outcome tracker.
+first that recognises the frame gives its records (:func:`route_auto` skips, with the parser's own first
+test, those that would say "not mine"); a frame goes to the outcome tracker when its line was flagged
+by the normaliser's gate (or while a traceback is being read): the others cannot hold a signal.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from gputui.logs import generic, gputui_records, hf, keras, pytorch, tqdm
 from gputui.logs.base import Context, LineParser
 from gputui.logs.normalize import DEFAULT_MAX_FRAME, Frame, Normalizer
 from gputui.logs.outcome import OutcomeTracker
+from gputui.logs.outcome import gate as outcome_gate
+from gputui.recordio import STDOUT_PREFIX
 from gputui.records import Record
 
 #: ``--format`` name → the line parsers it enables, in the order they are tried.
@@ -29,6 +33,35 @@ FAMILIES: dict[str, tuple[LineParser, ...]] = {
     "generic": (generic.PARSER,),
 }
 AUTO: tuple[LineParser, ...] = tuple(p for family in FAMILIES.values() for p in family)
+
+
+def route_auto(text: str, ctx: Context, now: float) -> list[Record] | None:
+    """The parsers of ``AUTO`` in order, skipping those whose own first test would reject the frame
+    (the same result as trying each in turn, without the calls)."""
+    if STDOUT_PREFIX in text:
+        records = gputui_records.PARSER.parse(text, ctx, now)
+        if records is not None:
+            return records
+    head = text[:24]
+    if "/" in head or "Epoch " in head or "- " in head:
+        records = keras.PARSER.parse(text, ctx, now)
+        if records is not None:
+            return records
+    if "%" in text and "[" in text:
+        records = tqdm.PARSER.parse(text, ctx, now)
+        if records is not None:
+            return records
+    if "{'" in text:
+        records = hf.PARSER.parse(text, ctx, now)
+        if records is not None:
+            return records
+    if "Epoch" in text or "epoch" in text or "Test" in text or "[" in text or "*" in text:
+        records = pytorch.PARSER.parse(text, ctx, now)
+        if records is not None:
+            return records
+    return generic.PARSER.parse(text, ctx, now)
+
+
 LABEL = re.compile(r"^\s{0,4}(\d{1,5}): |^\[rank(\d{1,5})\]:\s?")
 READ_SIZE = 1 << 20
 
@@ -52,14 +85,22 @@ class LogParser:
                 raise ValueError(f"unknown log format {unknown[0]!r}; known: auto, {', '.join(FAMILIES)}")
             self.parsers = tuple(p for n in names for p in FAMILIES[n])
         self.job = job
-        self.normalizer = Normalizer(max_frame)
+        self.normalizer = Normalizer(max_frame, gate=outcome_gate)
         self.outcome = OutcomeTracker()
+        self._route = route_auto if self.parsers == AUTO else self._route_each
         self.contexts: dict[int | None, Context] = {}
         self.frames = 0
         self._line = 0
         self._line_rank: int | None = None
         self._last_frame: Frame | None = None
         self._finished = False
+
+    def _route_each(self, text: str, ctx: Context, now: float) -> list[Record] | None:
+        for parser in self.parsers:
+            records = parser.parse(text, ctx, now)
+            if records is not None:
+                return records
+        return None
 
     @property
     def tail(self) -> str:
@@ -68,25 +109,34 @@ class LogParser:
 
     def feed(self, data: bytes, now: float | None = None) -> list[Record]:
         """Records of the frames these bytes finished."""
-        return self.parse_frames(self.normalizer.feed(data), now)
+        normalizer = self.normalizer
+        frames = normalizer.feed(data)
+        return self.parse_frames(frames, now, normalizer.hot) if frames else []
 
     def finish(self, now: float | None = None, *, outcome: bool = True) -> list[Record]:
         """End of input: parse the unfinished frame, then (``outcome``) add the final outcome event."""
         now = _time.time() if now is None else now
-        out = self.parse_frames(self.normalizer.finish(), now)
+        frames = self.normalizer.finish()
+        out = self.parse_frames(frames, now, self.normalizer.hot) if frames else []
         if outcome and not self._finished:
             self._finished = True
             out.append(self.outcome.decide(now, self._last_frame))
         return out
 
-    def parse_frames(self, frames: list[Frame], now: float | None = None) -> list[Record]:
+    def parse_frames(
+        self, frames: list[Frame], now: float | None = None, hot: set[int] | None = None
+    ) -> list[Record]:
+        """Records of finished frames. ``hot``: the lines that may carry an outcome signal (the
+        normaliser's gate); the other frames skip the outcome checks. ``None``: check every frame."""
         if not frames:
             return []
         now = _time.time() if now is None else now
         out: list[Record] = []
         contexts = self.contexts
-        parsers = self.parsers
         tracker = self.outcome
+        route = self._route
+        ctx: Context | None = None
+        last_line, last_text, count = -1, "", 0
         for line, text in frames:
             if line != self._line:
                 self._line = line
@@ -99,35 +149,36 @@ class LogParser:
                 else:
                     self._line_rank = None
             rank = self._line_rank
-            ctx = contexts.get(rank)
-            if ctx is None:
-                ctx = contexts[rank] = Context(rank=rank)
+            if ctx is None or ctx.rank != rank:
+                ctx = contexts.get(rank)
+                if ctx is None:
+                    ctx = contexts[rank] = Context(rank=rank)
             ctx.frames += 1
-            self.frames += 1
+            count += 1
             progress = ctx.last_progress
-            records = None
-            for parser in parsers:
-                records = parser.parse(text, ctx, now)
-                if records is not None:
-                    break
+            records = route(text, ctx, now)
             if ctx.last_progress is not progress:
                 n, total = ctx.last_progress  # type: ignore[misc]
                 tracker.unfinished_progress = n < total
             elif records:
                 tracker.unfinished_progress = False
             if records:
-                epoch_scope = False
-                for record in records:
-                    if self.job is not None and record.kind == "metric" and "job" not in record.fields:
-                        record.fields["job"] = self.job
-                    if record.get("scope") == "epoch":
-                        epoch_scope = True
+                if self.job is not None:
+                    for record in records:
+                        if record.kind == "metric" and "job" not in record.fields:
+                            record.fields["job"] = self.job
                 tracker.saw_training = True
-                if epoch_scope:
+                out += records
+            if ctx.stated_epoch:
+                ctx.stated_epoch = False
+                if records:
                     tracker.saw_epoch(line, text)
-                out.extend(records)
-            out.extend(tracker.observe(text, line, rank, now))
-            self._last_frame = (line, text)
+            if hot is None or line in hot or tracker.tb is not None:
+                out += tracker.observe(text, line, rank, now)
+            last_line, last_text = line, text
+        self.frames += count
+        if last_line >= 0:
+            self._last_frame = (last_line, last_text)
         return out
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from gputui.logs.base import NUM, Context, metric, to_float
+from gputui.logs.base import NUM, Context, emit, metric, to_float
 from gputui.records import Record
 
 NAME = "pytorch_examples"
@@ -38,8 +38,17 @@ WLM_END = re.compile(r"^\|\s*end of epoch\s+(\d+)\s*\|\s*time:\s*(" + NUM + r")s
 PIPE_PAIR = re.compile(r"^\s*([A-Za-z][\w/ ]*?)\s+(" + NUM + r")\s*$")
 
 
+_NAMES: dict[tuple[str, str], str] = {}
+
+
 def _name(label: str, prefix: str = "") -> str:
-    return prefix + re.sub(r"[^\w/.]+", "_", label.strip().lower().replace("@", "")).strip("_")
+    name = _NAMES.get((label, prefix))
+    if name is None:
+        if len(_NAMES) >= 1024:
+            _NAMES.clear()
+        name = prefix + re.sub(r"[^\w/.]+", "_", label.strip().lower().replace("@", "")).strip("_")
+        _NAMES[label, prefix] = name
+    return name
 
 
 class PytorchParser:
@@ -90,12 +99,8 @@ class PytorchParser:
             ("test_total", float(m.group(3))),
             ("test_accuracy_pct", to_float(m.group(4))),
         ]
-        out = []
-        for name, value in values:
-            if value is not None:
-                rec = self._rec(name, value, scope, ctx, now, epoch=ctx.epoch)
-                if rec:
-                    out.append(rec)
+        out: list[Record] = []
+        emit(out, [(n, v) for n, v in values if v is not None], NAME, scope, ctx, now, ctx.epoch)
         return out
 
     def _imagenet(self, text: str, ctx: Context, now: float) -> list[Record] | None:
@@ -112,14 +117,15 @@ class PytorchParser:
             ctx.epoch = epoch
         step = int(m.group("i"))
         ctx.last_progress = (step, int(m.group("n")))
-        out = []
+        pairs = []
         for label, value, avg in meters:
             name = _name(label, prefix)
             for key, raw in ((name, value), (name + "_avg", avg)):
                 number = to_float(raw)
-                rec = number is not None and self._rec(key, number, "step", ctx, now, epoch=epoch, step=step)
-                if rec:
-                    out.append(rec)
+                if number is not None:
+                    pairs.append((key, number))
+        out: list[Record] = []
+        emit(out, pairs, NAME, "step", ctx, now, epoch, step)
         return out
 
     def _star(self, text: str, ctx: Context, now: float) -> list[Record] | None:
@@ -127,14 +133,13 @@ class PytorchParser:
         if m is None:
             return None
         scope = "epoch" if ctx.epoch is not None else "summary"
-        out = []
+        pairs = []
         for label, raw in STAR_PAIR.findall(m.group(1)):
             value = to_float(raw)
-            rec = value is not None and self._rec(
-                _name(label, "val_"), value, scope, ctx, now, epoch=ctx.epoch
-            )
-            if rec:
-                out.append(rec)
+            if value is not None:
+                pairs.append((_name(label, "val_"), value))
+        out: list[Record] = []
+        emit(out, pairs, NAME, scope, ctx, now, ctx.epoch)
         return out
 
     def _wlm(self, text: str, ctx: Context, now: float) -> list[Record] | None:

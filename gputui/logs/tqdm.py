@@ -4,7 +4,10 @@ Shape: ``[desc: ]pct%|bar| n/total [elapsed<remaining, rate[, postfix]]`` (tqdm'
 bar: ``100% 8/8 [00:11<00:00,  1.40s/it]``). The description gives the epoch when it names one
 (Lightning ``Epoch 3``, 0-based; a custom ``Training Epoch 3``), the postfix gives ``name=value`` pairs.
 
-- every frame → scope ``step`` (the latest value of a running bar), only when it carries metrics;
+- a running frame → scope ``step`` (the latest value of the bar), only when it carries metrics, and
+  only the first frame of each printed second: a frame whose (description, elapsed) is that of the
+  last frame that gave step records is *thinned* (no records; its position still counts). A fast bar
+  redraws ~10 times a second; this keeps one value per second, the same for any read sizes;
 - the frame with ``n == total`` of a bar whose description names an epoch → scope ``epoch`` with
   ``epoch_time_s`` = its elapsed field. Lightning redraws the 100 % frame after validation with the
   ``val_*`` values and then shows one stale ``0/N`` frame of the same epoch: the last 100 % frame wins.
@@ -16,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from gputui.logs.base import NUM, Context, clock_seconds, is_metric_name, metric, to_float
+from gputui.logs.base import NUM, Context, clock_seconds, emit, is_metric_name, to_float
 from gputui.records import Record
 
 NAME = "tqdm"
@@ -38,50 +41,44 @@ class TqdmParser:
         m = BAR.match(text)
         if m is None:
             return None
-        n_text, total_text = m.group("n"), m.group("total")
+        n_text, total_text, desc = m.group("n", "total", "desc")
         if not n_text.isdigit() or not total_text.isdigit():
             return []  # byte counters (downloads) or unknown totals
         n, total = int(n_text), int(total_text)
         ctx.last_progress = (n, total)
-        desc = m.group("desc")
-        em = EPOCH_DESC.search(desc)
-        if em is None:
+        seen = ctx.bar_desc  # (description, epoch, lightning, bar) of the previous frame: usually it
+        if seen is None or seen[0] != desc:
+            em = EPOCH_DESC.search(desc)
+            epoch_named = None if em is None else int(em.group(1))
+            seen = ctx.bar_desc = (desc, epoch_named, desc.strip().startswith("Epoch "), desc.rstrip())
+        epoch = seen[1]
+        if epoch is None:
             return []
-        epoch = int(em.group(1))
-        lightning = desc.strip().startswith("Epoch ")
-        source = LIGHTNING if lightning else NAME
-        if lightning:
+        if seen[2]:
             ctx.epoch_base = 0
         ctx.epoch = epoch
+        final = total > 0 and n == total
+        clock = None
+        if not final:
+            clock = (seen[3], m.group("elapsed"))  # the percentage's padding is not a new bar
+            if clock == ctx.bar_clock:
+                return []  # same bar, same printed second: thinned (docs/log-formats.md)
         pairs = []
         for pm in POSTFIX.finditer(m.group("rest") or ""):
             key = pm.group(1).strip()
             value = to_float(pm.group(2))
             if value is not None and is_metric_name(key):
                 pairs.append((key, value))
-        final = total > 0 and n == total
-        scope = "epoch" if final else "step"
-        out = []
-        for key, value in pairs:
-            rec = metric(key, value, source=source, scope=scope, ctx=ctx, now=now, epoch=epoch, step=n)
-            if rec is not None:
-                out.append(rec)
+        source = LIGHTNING if seen[2] else NAME
+        out: list[Record] = []
+        emit(out, pairs, source, "epoch" if final else "step", ctx, now, epoch, n)
         if final:
             elapsed = clock_seconds(m.group("elapsed"))
             if elapsed is not None:
-                rec = metric(
-                    "epoch_time_s",
-                    elapsed,
-                    source=source,
-                    scope="epoch",
-                    ctx=ctx,
-                    now=now,
-                    epoch=epoch,
-                    step=n,
-                    steps=total,
-                )
-                if rec is not None:
-                    out.append(rec)
+                extra = {"steps": total}
+                emit(out, (("epoch_time_s", elapsed),), source, "epoch", ctx, now, epoch, n, None, extra)
+        elif out:
+            ctx.bar_clock = clock
         return out
 
 
