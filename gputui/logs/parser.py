@@ -174,7 +174,11 @@ class LogParser:
                 if records:
                     tracker.saw_epoch(line, text)
             if hot is None or line in hot or tracker.tb is not None:
-                out += tracker.observe(text, line, rank, now)
+                signals = tracker.observe(text, line, rank, now)
+                if signals:
+                    out += signals
+                    if any(r.get("signal") == "early_stopped" for r in signals):
+                        ctx.epoch = None  # training ended: later prose belongs to no epoch
             last_line, last_text = line, text
         self.frames += count
         if last_line >= 0:

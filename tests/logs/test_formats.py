@@ -253,3 +253,14 @@ def test_log_parser_rejects_unknown_format() -> None:
     else:
         raise AssertionError
     assert io  # keep import used
+
+
+def test_prose_after_early_stopping_joins_no_epoch() -> None:
+    data = (
+        b"Epoch 1/9\n10/10 - 1s - loss: 0.5 - accuracy: 0.8\n"
+        b"Epoch 2/9\n10/10 - 1s - loss: 0.4 - accuracy: 0.9\nEpoch 2: early stopping\n"
+        b"fully_quantize: 0, inference_type: 6\nAccuracy: 0.7647\n"
+    )
+    rows = _epoch_values(data)
+    assert [sorted(r) for r in rows] == [["accuracy", "epoch", "loss", "time"]] * 2
+    assert rows[-1]["accuracy"] == 0.9
