@@ -8,11 +8,11 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from slurm_helpers import wait_for
 
 from gputui.recordio import ReadStats, read_file
 
@@ -20,15 +20,6 @@ pytestmark = pytest.mark.skipif(
     shutil.which("tmux") is None and os.environ.get("CI") != "true", reason="tmux is not installed"
 )
 GPUTUI = shlex.join([sys.executable, "-m", "gputui"])
-
-
-def wait_for(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if value := predicate():
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
 class Tmux:
