@@ -61,16 +61,18 @@ def records_in(path: Path) -> list:
 
 def test_help_in_a_terminal(tmux: Tmux) -> None:
     tmux.start(f"{GPUTUI} --help; sleep 30")
-    screen = wait_for(lambda: "records and their schema" in (s := tmux.screen()) and s, 15, "the help text")
+    screen = wait_for(
+        lambda: "records and their schema" in (s := tmux.screen()) and s, 15, what="the help text"
+    )
     assert "gputui attach 123456" in screen and "Traceback" not in screen
 
 
 def test_headless_log_stops_on_ctrl_c_with_a_summary_and_a_valid_file(tmux: Tmux, tmp_path: Path) -> None:
     log = tmp_path / "run.jsonl"
     tmux.start(f"{GPUTUI} --log {shlex.quote(str(log))} --backend sim --interval 0.2; echo EXIT=$?; sleep 30")
-    wait_for(lambda: sum(r.kind == "host" for r in records_in(log)) >= 3, 20, "three host samples")
+    wait_for(lambda: sum(r.kind == "host" for r in records_in(log)) >= 3, 20, what="three host samples")
     tmux.keys("C-c")
-    screen = wait_for(lambda: "EXIT=" in (s := tmux.screen()) and s, 15, "the command to exit")
+    screen = wait_for(lambda: "EXIT=" in (s := tmux.screen()) and s, 15, what="the command to exit")
     assert "EXIT=0" in screen and "stopped" in screen and "util mean" in screen
     assert "Traceback" not in screen
     stats = ReadStats()
@@ -84,10 +86,12 @@ def test_headless_log_survives_the_terminal_closing(tmux: Tmux, tmp_path: Path) 
     """SIGHUP (the SSH session or terminal goes away) must not stop the recording."""
     log = tmp_path / "hup.jsonl"
     tmux.start(f"{GPUTUI} --log {shlex.quote(str(log))} --backend sim --interval 0.2")
-    started = wait_for(lambda: [r for r in records_in(log) if r.kind == "event"], 20, "probe_started")
+    started = wait_for(lambda: [r for r in records_in(log) if r.kind == "event"], 20, what="probe_started")
     pid = started[0]["pid"]
     tmux.kill()  # the pane's process group gets SIGHUP
     before = len(records_in(log))
-    wait_for(lambda: len(records_in(log)) > before + 10, 20, "samples written after the terminal closed")
+    wait_for(lambda: len(records_in(log)) > before + 10, 20, what="samples written after the terminal closed")
     os.kill(pid, signal.SIGTERM)
-    wait_for(lambda: records_in(log)[-1].get("event") == "probe_stopped", 20, "probe_stopped after SIGTERM")
+    wait_for(
+        lambda: records_in(log)[-1].get("event") == "probe_stopped", 20, what="probe_stopped after SIGTERM"
+    )
