@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import shutil
@@ -88,10 +89,18 @@ def test_headless_log_survives_the_terminal_closing(tmux: Tmux, tmp_path: Path) 
     tmux.start(f"{GPUTUI} --log {shlex.quote(str(log))} --backend sim --interval 0.2")
     started = wait_for(lambda: [r for r in records_in(log) if r.kind == "event"], 20, what="probe_started")
     pid = started[0]["pid"]
-    tmux.kill()  # the pane's process group gets SIGHUP
-    before = len(records_in(log))
-    wait_for(lambda: len(records_in(log)) > before + 10, 20, what="samples written after the terminal closed")
-    os.kill(pid, signal.SIGTERM)
-    wait_for(
-        lambda: records_in(log)[-1].get("event") == "probe_stopped", 20, what="probe_stopped after SIGTERM"
-    )
+    try:
+        tmux.kill()  # the pane's process group gets SIGHUP
+        before = len(records_in(log))
+        wait_for(
+            lambda: len(records_in(log)) > before + 10, 20, what="samples written after the terminal closed"
+        )
+        os.kill(pid, signal.SIGTERM)
+        wait_for(
+            lambda: records_in(log)[-1].get("event") == "probe_stopped",
+            20,
+            what="probe_stopped after SIGTERM",
+        )
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)  # a recorder that outlives its terminal must not outlive the test
