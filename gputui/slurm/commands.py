@@ -91,5 +91,6 @@ def run_slurm(
         raise SlurmError(f"cannot run {argv[0]}: {exc.strerror}") from None
     if check and res.returncode != 0:
         why = last_line(res.stderr) or last_line(res.stdout) or f"exit status {res.returncode}"
-        raise SlurmError(f"{argv[0]}: {why}")
+        prefix = f"{argv[0]}: "
+        raise SlurmError(why if why.startswith(prefix) else prefix + why)  # Slurm's own lines name it
     return res
