@@ -59,7 +59,7 @@ class DistEnv:
     master_addr: str
     master_port: int
     job_id: str | None
-    source: str  # "torchrun", "slurm" or "single"
+    source: str  # "torchrun", "slurm", "single" (read from the environment) or "local" (gputui run --local)
 
     @property
     def is_distributed(self) -> bool:

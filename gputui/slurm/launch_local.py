@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gputui.distenv import DistEnv
 from gputui.slurm.batch_script import LaunchSpec, state_dir, validate
 from gputui.slurm.commands import slurm_env
 
@@ -47,15 +48,11 @@ def rank_environ(
     node, local = divmod(rank, per_node)
     env = slurm_env(base)
     env.pop("SLURM_TIME_FORMAT", None)
+    loopback = "127.0.0.1"
+    layout = DistEnv(rank, local, spec.world_size, per_node, node, (loopback,), loopback, port, None, "local")
+    env.update(layout.torch_environ())
     env.update(
         {
-            "RANK": str(rank),
-            "LOCAL_RANK": str(local),
-            "WORLD_SIZE": str(spec.world_size),
-            "LOCAL_WORLD_SIZE": str(per_node),
-            "GROUP_RANK": str(node),
-            "MASTER_ADDR": "127.0.0.1",
-            "MASTER_PORT": str(port),
             "SLURM_PROCID": str(rank),
             "SLURM_LOCALID": str(local),
             "SLURM_NODEID": str(node),
