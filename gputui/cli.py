@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import signal
 import sys
 from collections.abc import Callable, Sequence
@@ -164,6 +165,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="log format (default auto: every text format, chosen per line; csv/tfevents by file name)",
     )
     parse.add_argument("--json", action="store_true", help="print every record as a JSON line")
+    parse.add_argument(
+        "--batch-size",
+        type=positive_int,
+        metavar="N",
+        help="global batch of one printed step (all ranks), for images/s where the log counts steps only",
+    )
     check = sub.add_parser("check", help="validate record files and count what a reader would skip")
     check.add_argument("files", nargs="+", metavar="FILE")
     train = sub.add_parser("train", help="run a reference trainer: gputui train torch|tf --help")
@@ -218,6 +225,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
     except KeyboardInterrupt:
         return 128 + signal.SIGINT
+    except BrokenPipeError:  # the reader went away (``| head``): stop quietly, as cat does
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

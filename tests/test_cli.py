@@ -104,3 +104,18 @@ def test_record_files_are_plain_json_lines(tmp_path: Path) -> None:
         "event": "probe_started",
         "message": "hi",
     }
+
+
+def test_parse_into_a_closed_pipe_stops_quietly() -> None:
+    """``gputui parse --json big.log | head -1``: exit 0, no 'cannot read' error, no traceback."""
+    log = Path(__file__).parent / "logs" / "data" / "hf_deepspeed_oom_nccl_watchdog.log"
+    proc = subprocess.Popen(
+        [*GPUTUI, "parse", "--json", str(log)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline().startswith(b'{"v":1')
+    proc.stdout.close()  # the reader goes away with most of the ~500 kB of records unread
+    with proc.stderr:
+        stderr = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 0
+    assert stderr == ""

@@ -1,9 +1,10 @@
-"""``gputui parse FILE... [--format auto|keras|tqdm|hf|pytorch|generic|gputui|csv|tensorboard] [--json]``
+"""``gputui parse FILE... [--format auto|keras|...|tensorboard] [--json] [--batch-size N]``
 
 Prints the per-epoch table of each training log (or, with ``--json``, every record as a JSON line),
-then how the job ended. Lightning ``metrics.csv``, TensorBoard ``events.out.tfevents.*`` and gputui
-JSONL record files are recognised by name/content. Errors are one line each; exit status 1 if any file
-could not be read.
+then how the job ended. ``--batch-size``: the global batch of one printed step (all ranks together),
+for images/s where the log counts steps but not samples. Lightning ``metrics.csv``, TensorBoard
+``events.out.tfevents.*`` and gputui JSONL record files are recognised by name/content. Errors are
+one line each; exit status 1 if any file could not be read.
 """
 
 from __future__ import annotations
@@ -118,7 +119,14 @@ def _summary(
             print(f"outcome: {record['outcome']}{line}{extra}: {evidence[:160]}", file=out)
 
 
-def run(files: list[str], fmt: str = "auto", as_json: bool = False, out: IO[str] | None = None) -> int:
+def run(
+    files: list[str],
+    fmt: str = "auto",
+    as_json: bool = False,
+    out: IO[str] | None = None,
+    batch_size: int | None = None,
+) -> int:
+    """Print each file's table (or records); ``batch_size``: samples per printed step, for images/s."""
     out = out or sys.stdout
     status = 0
     for path in files:
@@ -128,7 +136,7 @@ def run(files: list[str], fmt: str = "auto", as_json: bool = False, out: IO[str]
                     for record in _records(path, fmt, stream):
                         out.write(encode_record(record).decode("utf-8", "replace"))
                     continue
-                table = EpochTable()
+                table = EpochTable(batch_size=batch_size)
                 events: list[Record] = []
                 count, last = 0, None
                 for record in _records(path, fmt, stream):
@@ -138,6 +146,8 @@ def run(files: list[str], fmt: str = "auto", as_json: bool = False, out: IO[str]
                     else:
                         events.append(record)
                 _summary(path, events, count, last, table.rows(), out)
+        except BrokenPipeError:
+            raise
         except OSError as exc:
             print(f"gputui: error: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
             status = 1
@@ -149,5 +159,8 @@ def run(files: list[str], fmt: str = "auto", as_json: bool = False, out: IO[str]
 
 def main(args: argparse.Namespace) -> int:
     return run(
-        list(args.files), getattr(args, "format", "auto") or "auto", bool(getattr(args, "json", False))
+        list(args.files),
+        getattr(args, "format", "auto") or "auto",
+        bool(getattr(args, "json", False)),
+        batch_size=getattr(args, "batch_size", None),
     )

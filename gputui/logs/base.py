@@ -126,7 +126,7 @@ def is_metric_name(printed: str) -> bool:
     return (
         bool(name)
         and name not in NOT_METRICS
-        and not name.endswith("_id")
+        and not name.endswith(("_id", "batch_size"))  # "Training with batch size: 128" is a setting
         and not (printed.isupper() and "_" in printed)
     )
 

@@ -10,8 +10,11 @@
 - Epoch time: printed (``epoch_time_s`` record), else, when ``measure`` is on (live following) or the
   lines carry printed timestamps, the time between this epoch's end and the previous one's, marked
   ``epoch_time_source="measured"``.
-- images/s = samples / epoch time, where samples come from the log (Keras sample counters) or
-  ``batch_size`` × steps.
+- images/s = samples / epoch time, where samples come from the log (Keras sample counters, the
+  ``[640/60000 (1%)]`` counter of the pytorch MNIST shape: ``samples_total`` on step records) or
+  ``batch_size`` × steps, the steps being the bar total or the ``[i/N]`` batch counter of the
+  training loop (``steps_total`` on step records). A batch size printed in the log is not used: it is
+  per device in some scripts and global in others (``docs/log-formats.md``).
 - Ranks: rows are kept per rank (``srun --label`` / ``[rankN]:``); ``None`` is the unlabelled stream.
 - Runs: an epoch number lower than the previous one starts a new run (several trainings in one file).
 """
@@ -65,6 +68,7 @@ class _Stream:
     last_epoch: int | float | None = None
     rows: dict[int | float, EpochRow] = field(default_factory=dict)
     pending: dict[int | float, dict[str, float]] = field(default_factory=dict)
+    sizes: dict[int | float, dict[str, int]] = field(default_factory=dict)  # epoch → samples/steps counters
 
 
 class EpochTable:
@@ -86,7 +90,9 @@ class EpochTable:
         fields = record.fields
         scope = fields.get("scope")
         epoch = fields.get("epoch")
-        if scope not in ("epoch", "context") or epoch is None:
+        if epoch is None or scope not in ("epoch", "context", "step"):
+            return
+        if scope == "step" and "samples_total" not in fields and "steps_total" not in fields:
             return
         if isinstance(epoch, float) and epoch.is_integer():
             epoch = int(epoch)
@@ -94,6 +100,9 @@ class EpochTable:
         stream = self._streams.get(rank)
         if stream is None:
             stream = self._streams[rank] = _Stream()
+        if scope == "step":
+            self._count(stream, epoch, fields)
+            return
         name, value = fields["name"], fields["value"]
         if scope == "context":
             row = stream.rows.get(epoch)
@@ -113,12 +122,33 @@ class EpochTable:
             row = EpochRow(epoch=epoch, run=stream.run, rank=rank)
             for key, val in stream.pending.pop(epoch, {}).items():
                 row.values[key] = val
+            if epoch in stream.sizes:
+                self._size(row, stream.sizes[epoch])
             stream.rows[epoch] = row
             self._rows.append(row)
         stream.last_epoch = epoch
         row.end_time = record.time
         row.end_time_printed = fields.get("time_source") == "printed"
         self._set(row, name, value, fields.get("source"), fields)
+
+    def _count(self, stream: _Stream, epoch: int | float, fields: dict) -> None:
+        """Remember the per-epoch sample or step count a step record states (bounded)."""
+        sizes = stream.sizes.setdefault(epoch, {})
+        for key, name in (("samples_total", "samples"), ("steps_total", "steps")):
+            if isinstance(fields.get(key), int):
+                sizes[name] = fields[key]
+        while len(stream.sizes) > MAX_PENDING:
+            stream.sizes.pop(next(iter(stream.sizes)))
+        row = stream.rows.get(epoch)
+        if row is not None:
+            self._size(row, sizes)
+
+    @staticmethod
+    def _size(row: EpochRow, sizes: dict[str, int]) -> None:
+        if row.samples is None:
+            row.samples = sizes.get("samples")
+        if row.steps is None:
+            row.steps = sizes.get("steps")
 
     def _set(self, row: EpochRow, name: str, value: float, source: str | None, fields: dict) -> None:
         progress = source in PROGRESS_SOURCES

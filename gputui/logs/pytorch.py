@@ -85,7 +85,8 @@ class PytorchParser:
         if m.group(2) is None:
             rec = self._rec("loss", loss, "epoch", ctx, now, epoch=epoch)
         else:
-            rec = self._rec("loss", loss, "step", ctx, now, epoch=epoch, samples=int(m.group(2)))
+            counter = {"samples": int(m.group(2)), "samples_total": int(m.group(3))}
+            rec = self._rec("loss", loss, "step", ctx, now, epoch=epoch, **counter)
         return [rec] if rec else []
 
     def _test(self, text: str, ctx: Context, now: float) -> list[Record] | None:
@@ -125,7 +126,8 @@ class PytorchParser:
                 if number is not None:
                     pairs.append((key, number))
         out: list[Record] = []
-        emit(out, pairs, NAME, "step", ctx, now, epoch, step)
+        extra = None if prefix else {"steps_total": int(m.group("n"))}  # a training loop's batches per epoch
+        emit(out, pairs, NAME, "step", ctx, now, epoch, step, extra=extra)
         return out
 
     def _star(self, text: str, ctx: Context, now: float) -> list[Record] | None:
@@ -153,6 +155,7 @@ class PytorchParser:
         ctx.epoch, ctx.epoch_base = epoch, 1
         scope = "epoch" if end else "step"
         step = None if end else int(step_m.group(2))  # type: ignore[union-attr]
+        extra = {} if end else {"steps_total": int(step_m.group(3))}  # type: ignore[union-attr]
         out = []
         if end:
             rec = self._rec("epoch_time_s", float(end.group(2)), "epoch", ctx, now, epoch=epoch)
@@ -164,7 +167,7 @@ class PytorchParser:
                 continue
             value = to_float(pm.group(2))
             rec = value is not None and self._rec(
-                _name(pm.group(1)), value, scope, ctx, now, epoch=epoch, step=step
+                _name(pm.group(1)), value, scope, ctx, now, epoch=epoch, step=step, **extra
             )
             if rec:
                 out.append(rec)
