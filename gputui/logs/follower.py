@@ -7,10 +7,22 @@ events), constant memory, never re-reading from the start.
 
 - a missing file (not created yet, or removed): ``poll`` returns nothing until it appears;
 - truncation (size below the offset on the same inode): restart at 0, ``reset="truncated"``;
+- truncate-and-rewrite between two polls (``--open-mode=truncate`` on a requeue, ``> file``), where
+  the new content is already as long as the old offset: the follower keeps a fingerprint, the last
+  up to 64 bytes it returned (the bytes just before the offset). On a poll that finds the file
+  changed (size above the offset, or the same size with a new mtime) it reads as usual and then
+  checks with one ``pread`` of those <= 64 bytes that they are still there; if not, the data just
+  read is dropped and the file is read from 0 with ``reset="truncated"``. Checking after the read
+  also catches a rewrite racing the read. Idle polls (same size, same mtime) read nothing;
 - rotation or replacement (the path now names another inode): the old descriptor is drained first
   (a writer may still append to the renamed file), then the new file is read from 0, ``reset="rotated"``;
 - a partial last line: bytes are returned as they come; the consumer (:class:`~gputui.logs.normalize.
   Normalizer`) keeps the unfinished frame, so nothing is parsed twice.
+
+Limitation: a rewrite that leaves the bytes just before the offset identical (for instance a job that
+prints the same first lines again and has reached at least the old offset) cannot be told from an
+append, and is read on from the old offset; so is a same-size rewrite whose last 64 bytes match.
+Conversely, a writer that edits those bytes in place is treated as a rewrite.
 
 :class:`LogFollower` joins a follower and a :class:`~gputui.logs.parser.LogParser` (a new parser after
 a reset). The Slurm ``attach`` side reuses both.
@@ -27,6 +39,7 @@ from gputui.logs.parser import LogParser
 from gputui.records import Record
 
 DEFAULT_MAX_BYTES = 4 << 20
+FINGERPRINT_BYTES = 64
 
 
 @dataclass(slots=True)
@@ -37,6 +50,8 @@ class Change:
 
 
 class FileFollower:
+    """Poll one path for new bytes; see the module docstring for what is detected."""
+
     def __init__(
         self, path: str | os.PathLike[str], *, from_end: bool = False, max_bytes: int = DEFAULT_MAX_BYTES
     ) -> None:
@@ -47,6 +62,8 @@ class FileFollower:
         self._fd: int | None = None
         self._ino: tuple[int, int] | None = None
         self._opened_once = False
+        self._tail = b""  # the bytes just before ``offset`` (at most FINGERPRINT_BYTES); b"": no check
+        self._mtime = 0  # st_mtime_ns seen by the last poll
 
     @property
     def exists(self) -> bool:
@@ -69,17 +86,40 @@ class FileFollower:
         except (FileNotFoundError, NotADirectoryError, PermissionError):
             return None
         st = os.fstat(fd)
-        self._fd, self._ino = fd, (st.st_dev, st.st_ino)
+        self._fd, self._ino, self._mtime = fd, (st.st_dev, st.st_ino), st.st_mtime_ns
         reset = "created" if self._opened_once else None
-        self.offset = st.st_size if (self.from_end and not self._opened_once) else 0
+        self.offset, self._tail = 0, b""
+        if self.from_end and not self._opened_once:
+            # Starting at the end: fingerprint the bytes before it, so that a rewrite before our first
+            # read is caught too. A short read (truncated meanwhile) leaves no fingerprint.
+            n = min(FINGERPRINT_BYTES, st.st_size)
+            tail = os.pread(fd, n, st.st_size - n)
+            self.offset, self._tail = st.st_size, tail if len(tail) == n else b""
         self._opened_once = True
         return reset
+
+    def _advance(self, data: bytes) -> None:
+        self.offset += len(data)
+        if len(data) >= FINGERPRINT_BYTES:
+            self._tail = data[-FINGERPRINT_BYTES:]
+        elif data:
+            self._tail = (self._tail + data)[-FINGERPRINT_BYTES:]
 
     def _read(self, limit: int) -> bytes:
         assert self._fd is not None
         data = os.pread(self._fd, limit, self.offset)
-        self.offset += len(data)
+        self._advance(data)
         return data
+
+    def _tail_intact(self) -> bool:
+        """Are the fingerprinted bytes still just before ``offset``? (one pread of <= 64 bytes)"""
+        assert self._fd is not None
+        n = len(self._tail)
+        return n == 0 or os.pread(self._fd, n, self.offset - n) == self._tail
+
+    def _restart(self) -> str:
+        self.offset, self._tail = 0, b""
+        return "truncated"
 
     def poll(self) -> Change:
         """New bytes since the last poll (possibly empty)."""
@@ -100,15 +140,25 @@ class FileFollower:
             if st is None:
                 return Change(b"", reset)
             self._open()
+            if self._fd is None:  # gone again between stat and open
+                return Change(b"", reset)
             reset = "rotated"
-            self.offset = 0
-        size = os.fstat(self._fd).st_size  # type: ignore[arg-type]
+            self.offset, self._tail = 0, b""
+        fst = os.fstat(self._fd)
+        size = fst.st_size
+        changed = size != self.offset or fst.st_mtime_ns != self._mtime
+        self._mtime = fst.st_mtime_ns
         if size < self.offset:
-            self.offset = 0
-            reset = "truncated"
-        if size == self.offset:
-            return Change(b"", reset)
-        data = self._read(min(self.max_bytes, size - self.offset))
+            reset = self._restart()
+        data = (
+            os.pread(self._fd, min(self.max_bytes, size - self.offset), self.offset)
+            if size > self.offset
+            else b""
+        )
+        if changed and not self._tail_intact():  # rewritten past our offset since the last poll
+            reset = self._restart()
+            data = os.pread(self._fd, min(self.max_bytes, size), 0)
+        self._advance(data)
         return Change(data, reset, more=self.offset < size)
 
 

@@ -147,3 +147,104 @@ def test_follow_latency_under_a_second(tmp_path) -> None:
         while not got and time.monotonic() - start < DEADLINE:
             got = follower.poll()
     assert got and time.monotonic() - start < 1.0
+
+
+def test_truncate_and_rewrite_longer_between_polls_restarts_at_zero(tmp_path) -> None:
+    path = tmp_path / "log"
+    path.write_bytes(b"".join(b"old run line %d\n" % i for i in range(20)))
+    follower = FileFollower(path)
+    assert _drain(follower)[0] == path.read_bytes()
+    new = b"".join(b"new run, other line %d\n" % i for i in range(40))  # longer than the old offset
+    path.write_bytes(new)  # O_TRUNC: same inode, and size >= offset by the next poll
+    data, resets = _drain(follower)
+    assert data == new and resets == ["truncated"]
+    follower.close()
+
+
+def _keras(values: list[tuple[int, float, float]]) -> bytes:
+    return b"".join(
+        b"Epoch %d/3\n10/10 - 1s - loss: %.2f - accuracy: %.2f\n" % (epoch, loss, acc)
+        for epoch, loss, acc in values
+    )
+
+
+def test_log_follower_rewrite_gives_only_the_new_run(tmp_path) -> None:
+    path = tmp_path / "slurm-7.out"
+    path.write_bytes(_keras([(1, 0.5, 0.8), (2, 0.4, 0.85)]))
+    resets: list[str] = []
+    follower = LogFollower(path, on_reset=resets.append)
+    before = [(r["epoch"], r["name"], r["value"]) for r in follower.poll() if r.kind == "metric"]
+    before = [x for x in before if x[1] != "epoch_time_s"]
+    assert before == [(1, "loss", 0.5), (1, "accuracy", 0.8), (2, "loss", 0.4), (2, "accuracy", 0.85)]
+    path.write_bytes(_keras([(1, 0.9, 0.3), (2, 0.7, 0.4), (3, 0.6, 0.5)]))  # requeued, truncate mode
+    records = follower.poll() + follower.finish()
+    after = [(r["epoch"], r["name"], r["value"]) for r in records if r.kind == "metric"]
+    assert resets == ["truncated"]
+    assert [x for x in after if x[1] != "epoch_time_s"] == [
+        (1, "loss", 0.9),
+        (1, "accuracy", 0.3),
+        (2, "loss", 0.7),
+        (2, "accuracy", 0.4),
+        (3, "loss", 0.6),
+        (3, "accuracy", 0.5),
+    ]
+
+
+def test_appends_over_many_polls_never_reset(tmp_path) -> None:
+    path = tmp_path / "log"
+    path.write_bytes(b"")
+    followers = [FileFollower(path), FileFollower(path, max_bytes=7)]  # pieces below the fingerprint too
+    got, resets = [b"", b""], [[], []]
+    with open(path, "ab", buffering=0) as f:
+        for i in range(300):
+            line = b"step %d loss %.4f " % (i, 1 / (i + 1)) + b"x" * (i % 90) + b"\n"
+            cut = (i * 7) % len(line)
+            for part in (line[:cut], line[cut:]):  # partial lines
+                f.write(part)
+                if i % 10 == 0:  # same size, new mtime: a check that must pass
+                    st = os.fstat(f.fileno())
+                    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+                for k, follower in enumerate(followers):
+                    data, r = _drain(follower)
+                    got[k] += data
+                    resets[k] += r
+                    assert follower.poll().data == b""  # idle poll
+    assert resets == [[], []] and got == [path.read_bytes()] * 2
+    for follower in followers:
+        follower.close()
+
+
+def test_rewrite_changing_only_the_bytes_before_the_offset_is_detected(tmp_path) -> None:
+    path = tmp_path / "log"
+    old = b"header line\n" * 100 + b"epoch 1 , loss = 0.5\n"
+    path.write_bytes(old)
+    follower = FileFollower(path)
+    assert _drain(follower)[0] == old
+    new = old[:-10] + b"0.7 (rerun)\n" + b"epoch 2 , loss = 0.4\n" * 5  # same first part, new tail
+    path.write_bytes(new)
+    data, resets = _drain(follower)
+    assert data == new and resets == ["truncated"]
+    follower.close()
+
+
+def test_from_end_rewrite_before_first_read_is_detected(tmp_path) -> None:
+    path = tmp_path / "log"
+    path.write_bytes(b"previous run\n" * 10)
+    follower = FileFollower(path, from_end=True)
+    assert _drain(follower) == (b"", [])
+    new = b"requeued run, longer\n" * 10
+    path.write_bytes(new)
+    assert _drain(follower) == (new, ["truncated"])
+    follower.close()
+
+
+def test_same_size_rewrite_with_a_new_tail_is_detected(tmp_path) -> None:
+    path = tmp_path / "log"
+    path.write_bytes(b"epoch 1 , loss = 0.5\n")
+    follower = FileFollower(path)
+    mtime = path.stat().st_mtime_ns
+    _drain(follower)
+    path.write_bytes(b"epoch 1 , loss = 0.9\n")
+    os.utime(path, ns=(mtime, mtime + 1_000_000_000))  # a later write: mtime moves on
+    assert _drain(follower) == (b"epoch 1 , loss = 0.9\n", ["truncated"])
+    follower.close()
