@@ -14,6 +14,8 @@ leaves per frame once the parts no parser can skip are paid:
   tuples (**tuples**: what a different record model would still pay);
 - **one regex per frame**: a single failing ``re.search`` on every frame, the cheapest recogniser a
   per-frame parser can have (a real one also extracts, converts and keeps per-rank state);
+- **numbers per frame**: ``NUMBER.findall`` (unsigned decimals) on every frame, the crudest extraction
+  (no signs, exponents or names): for comparison with what the tuple model would leave;
 - **one scan per chunk**: instead of per-frame calls, a single C-level ``finditer`` of the families'
   anchor words over the decoded text (what a bulk recogniser needs before it extracts anything).
 
@@ -45,6 +47,7 @@ from gputui.records import SCHEMA_VERSION, Record  # noqa: E402
 
 ANCHORS = re.compile(r"loss|acc|[Ee]poch|step|it/s|\{'|Error|error|CANCELLED|Traceback")
 NEVER = re.compile(r"\x00\x01")
+NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
 
 def corpus() -> bytes:
@@ -105,6 +108,11 @@ def main() -> int:
         for frame in frames:
             search(frame)
 
+    def numbers_per_frame() -> None:
+        findall = NUMBER.findall
+        for frame in frames:
+            findall(frame)
+
     def scan_per_chunk() -> int:
         return sum(1 for _ in ANCHORS.finditer(text))
 
@@ -115,6 +123,7 @@ def main() -> int:
         "minimal_records": best_ms(minimal_records, ns.repeat),
         "tuples": best_ms(tuples, ns.repeat),
         "regex_per_frame": best_ms(regex_per_frame, ns.repeat),
+        "numbers_per_frame": best_ms(numbers_per_frame, ns.repeat),
         "scan_per_chunk": best_ms(scan_per_chunk, ns.repeat),
     }
     budget = 3 * ms["floor"]
