@@ -16,6 +16,7 @@ from typing import NoReturn
 
 from gputui.argtypes import positive_float, positive_int
 from gputui.distenv import DistEnv, DistEnvError
+from gputui.reporter import Reporter
 from gputui.slurm.hostlist import HostlistError, expand_tasks_per_node
 from gputui.trainers.data import DATASETS, DatasetError
 
@@ -202,6 +203,17 @@ def run(prog: str, body: Callable[[], int]) -> int:
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr, flush=True)
         return 130
+
+
+def reporter_for(args: argparse.Namespace, env: DistEnv, rank: int) -> Reporter:
+    """The metric reporter the shared options ask for (human lines on rank 0 only)."""
+    return Reporter(
+        job=env.job_id,
+        rank=rank,
+        file=args.metrics_file,
+        stdout=not args.no_report,
+        human=rank == 0 and not args.no_report,
+    )
 
 
 def dumps(obj: object) -> str:

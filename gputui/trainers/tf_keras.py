@@ -21,7 +21,6 @@ import sys
 import time
 
 from gputui import distenv
-from gputui.reporter import Reporter
 from gputui.trainers import data as datasets
 from gputui.trainers.common import (
     EXIT_USAGE,
@@ -30,6 +29,7 @@ from gputui.trainers.common import (
     build_parser,
     fault_hook,
     peer_lost,
+    reporter_for,
     run,
     tf_config,
     tf_worker,
@@ -110,13 +110,7 @@ def train(args) -> int:
     replicas = strategy.num_replicas_in_sync
     plan = batching(args.batch_size, replicas, args.scaling, args.lr, args.scale_lr)
     tf.keras.utils.set_random_seed(args.seed)  # Python, NumPy and TF: Keras 3 initialisers too
-    reporter = Reporter(
-        job=env.job_id,
-        rank=rank,
-        file=args.metrics_file,
-        stdout=not args.no_report,
-        human=rank == 0 and not args.no_report,
-    )
+    reporter = reporter_for(args, env, rank)
     if rank == 0:
         print(
             f"{PROG}: strategy {args.strategy}, {replicas} replica(s) in {workers} worker process(es), "

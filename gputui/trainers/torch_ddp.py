@@ -16,9 +16,16 @@ import zlib
 from datetime import timedelta
 
 from gputui import distenv
-from gputui.reporter import Reporter
 from gputui.trainers import data as datasets
-from gputui.trainers.common import TrainerError, batching, build_parser, fault_hook, peer_lost, run
+from gputui.trainers.common import (
+    TrainerError,
+    batching,
+    build_parser,
+    fault_hook,
+    peer_lost,
+    reporter_for,
+    run,
+)
 
 PROG = "gputui.trainers.torch_ddp"
 _PEER_WORDS = ("connection", "closed", "timed out", "timeout", "gloo", "nccl", "peer", "broken pipe", "reset")
@@ -68,13 +75,7 @@ def train(args) -> int:
     if world > 1:
         os.environ.update(env.torch_environ())
         dist.init_process_group(backend, rank=rank, world_size=world, timeout=timedelta(seconds=args.timeout))
-    reporter = Reporter(
-        job=env.job_id,
-        rank=rank,
-        file=args.metrics_file,
-        stdout=not args.no_report,
-        human=rank == 0 and not args.no_report,
-    )
+    reporter = reporter_for(args, env, rank)
 
     torch.manual_seed(args.seed)
     channels, classes = data.shape[0], data.num_classes
