@@ -142,8 +142,7 @@ class FileFollower:
             self._open()
             if self._fd is None:  # gone again between stat and open
                 return Change(b"", reset)
-            reset = "rotated"
-            self.offset, self._tail = 0, b""
+            reset = "rotated"  # _open started the new file at 0 with no fingerprint
         fst = os.fstat(self._fd)
         size = fst.st_size
         changed = size != self.offset or fst.st_mtime_ns != self._mtime
