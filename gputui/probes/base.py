@@ -1,8 +1,9 @@
-"""The probe interface, backend selection, and which GPUs belong to this step.
+"""The probe interface and which GPUs belong to this step (backend selection: :mod:`gputui.probes.backends`).
 
 A backend opens once (library init, handles, kept-open files), then :meth:`Backend.sample` returns one
 ``gpu`` record per visible GPU per tick. Vendor libraries are imported lazily inside the backends, so
-importing this package costs nothing beyond the standard library. Nothing here imports Textual.
+importing this package costs nothing beyond the standard library. Nothing here imports Textual, and this
+module imports no backend (each backend imports it).
 """
 
 from __future__ import annotations
@@ -14,8 +15,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gputui.records import Record
-
-BACKENDS = ("auto", "nvidia", "amd", "sim", "none")
 
 
 class ProbeError(Exception):
@@ -207,47 +206,3 @@ class ProcessCache:
         for pid in set(self._cache) - self._seen:
             del self._cache[pid]
         self._seen.clear()
-
-
-def make_backend(name: str, env: Mapping[str, str] | None = None, **options: Any) -> Backend:
-    """The backend called ``name``; ``auto`` tries NVIDIA, then AMD, and never falls back to ``sim``."""
-    if name not in BACKENDS:
-        raise ProbeError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}")
-    if name == "sim":
-        from gputui.probes.sim import SimBackend
-
-        return SimBackend(env)
-    if name == "none":
-        return Backend(env)
-    if name == "nvidia":
-        from gputui.probes.nvidia import NvidiaBackend
-
-        return NvidiaBackend(env)
-    if name == "amd":
-        from gputui.probes.amd_rocm import make_amd_backend
-
-        return make_amd_backend(env, **options)
-    return _auto(env, **options)
-
-
-def _auto(env: Mapping[str, str] | None, **options: Any) -> Backend:
-    from gputui.probes.amd_topology import sysfs_root
-    from gputui.probes.nvidia import NvidiaBackend, nvml_available
-
-    tried = []
-    ok, why = nvml_available()
-    if ok:
-        return NvidiaBackend(env)
-    tried.append(f"nvidia: {why}")
-    from gputui.probes.amd_topology import find_amd_cards
-
-    root = options.get("sysfs_root") or sysfs_root(env)
-    if find_amd_cards(root):
-        from gputui.probes.amd_rocm import make_amd_backend
-
-        return make_amd_backend(env, **options)
-    tried.append(f"amd: no amdgpu device (vendor 0x1002) under {root}/class/drm")
-    raise ProbeError(
-        "no GPU driver found (" + "; ".join(tried) + "); use --backend sim for simulated GPUs "
-        "or --backend none for host samples only"
-    )
