@@ -27,8 +27,10 @@ With no command, opens the terminal UI on your jobs. With --log FILE, runs headl
 EPILOG = """\
 examples:
   gputui jobs                        my jobs
-  gputui attach 123456               probe every node of job 123456 and follow its output
-  gputui attach 123456 --output run.jsonl     the same, records appended to a file
+  gputui demo                        the dashboard on a real local DDP run (simulated GPUs)
+  gputui attach 123456               the dashboard on job 123456: every node's GPUs, its output
+  gputui attach 123456 --output run.jsonl     no UI: records appended to a file
+  gputui replay run.jsonl slurm-123456.out    recorded runs in the dashboard, with a time cursor
   gputui run -N 2 --gpus-per-node 4 -- python train.py
   gputui run --local --ntasks-per-node 2 -- python train.py     no Slurm: local ranks
   gputui --log gpu-%j-%N.jsonl --interval 2  headless sampling on a compute node
@@ -64,8 +66,9 @@ def _add_sampling_options(parser: argparse.ArgumentParser) -> None:
 def _add_attach_options(parser: argparse.ArgumentParser) -> None:
     """Options of attaching to a job (``attach``, and ``run`` unless --no-attach)."""
     out = parser.add_mutually_exclusive_group()
-    out.add_argument("--json", action="store_true", help="write the merged record stream to stdout")
-    out.add_argument("--output", metavar="FILE", help="append the merged record stream to FILE")
+    out.add_argument("--json", action="store_true", help="write the merged record stream to stdout (no UI)")
+    out.add_argument("--output", metavar="FILE", help="append the merged record stream to FILE (no UI)")
+    out.add_argument("--text", action="store_true", help="one readable line per record on stdout (no UI)")
     parser.add_argument(
         "--probe-backend",
         choices=("auto", "nvidia", "amd", "sim", "none"),
@@ -133,11 +136,21 @@ def build_parser() -> argparse.ArgumentParser:
     probe = sub.add_parser("probe", help="stream GPU and host samples of this node as JSON lines to stdout")
     _add_sampling_options(probe)
 
-    replay = sub.add_parser("replay", help="show recorded record files (JSON lines) in the UI")
+    replay = sub.add_parser(
+        "replay", help="record files (JSON lines) and training logs in the dashboard, with a time cursor"
+    )
     replay.add_argument("files", nargs="+", metavar="FILE")
+    replay.add_argument("--headless", action="store_true", help="no screen: print what the files hold")
     report = sub.add_parser("report", help="epoch time, images/s, speedup and efficiency from records")
     report.add_argument("files", nargs="+", metavar="FILE")
-    sub.add_parser("demo", help="run everything locally: simulated GPUs and a real small training run")
+    demo = sub.add_parser(
+        "demo", help="the dashboard on a real small DDP training run here, with simulated GPUs (no Slurm)"
+    )
+    demo.add_argument("--duration", type=positive_float, metavar="S", help="quit by itself after S seconds")
+    demo.add_argument("--headless", action="store_true", help="same pipeline, no screen: print a summary")
+    demo.add_argument("--record", metavar="FILE", help="also append the record stream to FILE")
+    demo.add_argument("--ranks", type=positive_int, default=2, help="training processes (default 2)")
+    demo.add_argument("--epochs", type=positive_int, default=4, help="epochs to train (default 4)")
 
     jobs = sub.add_parser("jobs", help="list my Slurm jobs")
     jobs.add_argument("--json", action="store_true")
@@ -190,12 +203,12 @@ _COMMANDS: dict[str, str] = {
     "train": "gputui.commands.train:main",
     "probe": "gputui.commands.probe:main",
     "headless": "gputui.commands.headless:main",
+    "demo": "gputui.commands.demo:main",
+    "replay": "gputui.commands.replay:main",
 }
 _NOT_BUILT: dict[str, str] = {
-    "tui": "the terminal UI",
-    "replay": "replay (terminal UI)",
+    "tui": "the jobs home screen (try: gputui demo, gputui attach JOBID, gputui replay FILE)",
     "report": "report (analysis)",
-    "demo": "demo (terminal UI)",
 }
 
 

@@ -39,6 +39,7 @@ EVENT_TYPES = (
     "error",
     "warning",
     "outcome",
+    "train_started",
 )
 OUTCOMES = (
     "completed",

@@ -102,6 +102,23 @@ class Reporter:
             stream.write(text)
             stream.flush()
 
+    def start(self, *, epochs: int | None = None, world_size: int | None = None, **detail: Any) -> None:
+        """Emit a ``train_started`` event: the planned epochs and world size (the dashboard's progress
+        and ETA, reports' GPU counts)."""
+        from gputui.records import event
+
+        values = {
+            k: v for k, v in {"epochs": epochs, "world_size": world_size, **detail}.items() if v is not None
+        }
+        record = event(
+            "train_started",
+            message=f"training started: {epochs or '?'} epochs",
+            rank=self.rank,
+            job=self.job,
+            **values,
+        )
+        self.emit([record])
+
     def metric(
         self, name: str, value: float, step: int | None = None, epoch: float | None = None, **extra: Any
     ) -> None:
@@ -149,7 +166,8 @@ class Reporter:
                 values.setdefault("step_time_s", epoch_time_s / steps)
         order = {name: i for i, name in enumerate(_HUMAN_ORDER)}
         names = sorted(values, key=lambda n: order.get(n, len(order)))
-        records = [self._record(name, values[name], step, epoch) for name in names]
+        # scope "epoch": these are end-of-epoch values even though they carry the step reached
+        records = [self._record(name, values[name], step, epoch, scope="epoch") for name in names]
         line = self.format_epoch(epoch, records) if self.human else None
         self.emit(records, line)
 

@@ -12,7 +12,14 @@ import pytest
 FORBIDDEN = ("textual", "torch", "tensorflow", "keras", "pynvml", "amdsmi", "pyrsmi", "lightning")
 
 # Every module of these packages is imported (new modules are checked without editing this list).
-HEADLESS_PACKAGES = ("gputui.probes", "gputui.slurm", "gputui.logs", "gputui.commands")
+HEADLESS_PACKAGES = (
+    "gputui.probes",
+    "gputui.slurm",
+    "gputui.logs",
+    "gputui.commands",
+    "gputui.monitor",
+    "gputui.sources",
+)
 HEADLESS_MODULES = (
     "gputui",
     "gputui.records",
@@ -23,6 +30,7 @@ HEADLESS_MODULES = (
     "gputui.reporter",
     "gputui.reporter_callbacks",
     "gputui.trainers",
+    "gputui.config",
 )
 # Commands that exist to start the UI or a trainer may import what they start, but only when run.
 ALLOWED_HEAVY = ("gputui.commands.tui", "gputui.commands.demo", "gputui.commands.replay")

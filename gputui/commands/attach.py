@@ -1,8 +1,10 @@
-"""``gputui attach JOBID``: probe every node of a running job and follow its output, without the TUI.
+"""``gputui attach JOBID``: probe every node of a running job and follow its output.
 
-``--json`` writes the merged record stream (all nodes, plus events) to stdout as JSON lines; ``--output
-FILE`` appends it to FILE (events are also printed to stderr); with neither, a short human-readable line
-per record goes to stdout. Ctrl-C (or ``--detach-after S``) stops only the probe step; the job keeps running.
+In a terminal it opens the dashboard (:class:`gputui.sources.attach.AttachSource`). ``--json`` writes
+the merged record stream (all nodes, plus events) to stdout as JSON lines; ``--output FILE`` appends it
+to FILE (events are also printed to stderr); ``--text`` (also the default when stdout is not a
+terminal) prints a short human-readable line per record. Ctrl-C (or ``--detach-after S``) stops only
+the probe step; the job keeps running.
 """
 
 from __future__ import annotations
@@ -60,6 +62,13 @@ def attach_job(job_id: str, args: argparse.Namespace) -> int:
     except JobIdError as exc:
         raise CommandError(str(exc)) from None
     as_json, output = getattr(args, "json", False), getattr(args, "output", None)
+    if not (as_json or output or getattr(args, "text", False)) and sys.stdout.isatty() and sys.stdin.isatty():
+        from gputui.commands.dashboard import open_dashboard
+        from gputui.sources.attach import AttachSource
+
+        return open_dashboard(
+            AttachSource(job_id, _options(args)), duration=getattr(args, "detach_after", None)
+        )
     try:
         writer = RecordWriter("-" if as_json else output) if (as_json or output) else None
     except RecordWriteError as exc:

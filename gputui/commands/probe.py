@@ -12,8 +12,8 @@ import os
 from collections.abc import Callable
 
 from gputui.cli import CommandError
-from gputui.probes.base import ProbeError
 from gputui.probes.backends import make_backend
+from gputui.probes.base import ProbeError
 from gputui.recordio import RecordWriteError
 from gputui.records import Record
 

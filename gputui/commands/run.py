@@ -41,7 +41,18 @@ def spec_from_args(args: argparse.Namespace) -> LaunchSpec:
     )
 
 
-def _run_local(spec: LaunchSpec) -> int:
+def _run_local(spec: LaunchSpec, args: argparse.Namespace) -> int:
+    if (
+        not (args.json or args.output or args.text or args.no_attach)
+        and sys.stdout.isatty()
+        and sys.stdin.isatty()
+    ):
+        from gputui.commands.dashboard import open_dashboard
+        from gputui.sources.local import LocalRunSource
+
+        backend = args.probe_backend or "auto"
+        source = LocalRunSource(spec, backend=backend, interval=args.probe_interval or 1.0)
+        return open_dashboard(source, duration=args.detach_after)
     from gputui.slurm.launch_local import launch_local
 
     run = launch_local(spec)
@@ -67,7 +78,7 @@ def main(args: argparse.Namespace) -> int:
             sys.stdout.write(text)
             return 0
         if args.local:
-            return _run_local(spec)
+            return _run_local(spec, args)
         script = write_script(spec, text)
         job_id, path = submit(script)
     except (SlurmError, OSError) as exc:

@@ -173,11 +173,13 @@ class LogFollower:
         from_end: bool = False,
         max_bytes: int = DEFAULT_MAX_BYTES,
         on_reset: Callable[[str], None] | None = None,
+        on_data: Callable[[bytes], None] | None = None,
     ) -> None:
         self.file = FileFollower(path, from_end=from_end, max_bytes=max_bytes)
         self.formats, self.job = formats, job
         self.parser = LogParser(formats, job=job)
         self.on_reset = on_reset
+        self.on_data = on_data  # the raw bytes as read (the dashboard's log pane shows them)
 
     @property
     def tail(self) -> str:
@@ -192,6 +194,8 @@ class LogFollower:
                 if self.on_reset is not None:
                     self.on_reset(change.reset)
             if change.data:
+                if self.on_data is not None:
+                    self.on_data(change.data)
                 out.extend(self.parser.feed(change.data))
             if not change.more:
                 break

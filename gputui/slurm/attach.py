@@ -104,8 +104,12 @@ class Attacher:
         options: AttachOptions | None = None,
         *,
         env: dict[str, str] | None = None,
+        on_text: Callable[[str, bytes], None] | None = None,
+        on_reset: Callable[[str, str], None] | None = None,
+        on_job: Callable[[Job], None] | None = None,
     ) -> None:
         self.job_id = job_id
+        self.on_text, self.on_reset, self.on_job = on_text, on_reset, on_job  # the dashboard's hooks
         self.emit = emit
         self.options = options or AttachOptions()
         self.env = env
@@ -149,9 +153,13 @@ class Attacher:
                 raise AttachError(f"job {self.job_id} is not known to Slurm any more; {exc}") from None
             except JobNotFound:
                 raise AttachError(f"job {self.job_id} is not known to Slurm") from None
+            if self.on_job is not None:
+                self.on_job(old)
             self._finished_summary(old)
             return None
         check_mine(job)
+        if self.on_job is not None:
+            self.on_job(job)
         announced = False
         while job.state in WAITING_STATES:
             if not self.options.wait_pending:
@@ -292,7 +300,10 @@ class Attacher:
         except ImportError:
             return
         for path in dict.fromkeys(p for p in (job.stdout, job.stderr) if p):
-            self._followers.append((path, LogFollower(path, job=job.job_id)))
+            on_data = (lambda data, p=path: self.on_text(p, data)) if self.on_text else None
+            on_reset = (lambda why, p=path: self.on_reset(p, why)) if self.on_reset else None
+            follower = LogFollower(path, job=job.job_id, on_data=on_data, on_reset=on_reset)
+            self._followers.append((path, follower))
 
     def _poll_logs(self, final: bool = False) -> None:
         for _path, follower in self._followers:
@@ -328,6 +339,8 @@ class Attacher:
         """One probe step on the running ``job``; None when the job was requeued (attach again)."""
         self.job, self.last_seen, self.lost, self.first_record = job, {}, {}, {}
         self.step_ending = None
+        if self.on_job is not None:
+            self.on_job(job)
         gpus = sum(len(v) for v in job.gpus.values())
         self._say(
             "job_state",

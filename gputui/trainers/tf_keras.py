@@ -118,6 +118,7 @@ def train(args) -> int:
             f"batch {plan.per_rank}/replica ({plan.global_} global, {args.scaling} scaling), lr {plan.lr:g}",
             flush=True,
         )
+        reporter.start(epochs=args.epochs, world_size=replicas, global_batch=plan.global_)
     reporter.metrics(
         {
             "batch_size": plan.per_rank,

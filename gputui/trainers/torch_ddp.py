@@ -111,6 +111,10 @@ def train(args) -> int:
             f"({plan.global_} global, {args.scaling} scaling), lr {plan.lr:g}",
             flush=True,
         )
+    if rank == 0:
+        reporter.start(
+            epochs=args.epochs, world_size=world, steps_per_epoch=len(loader), global_batch=plan.global_
+        )
     reporter.metrics(
         {"batch_size": plan.per_rank, "global_batch_size": plan.global_, "learning_rate": plan.lr}, step=0
     )

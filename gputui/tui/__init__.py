@@ -1,1 +1,1 @@
-"""The Textual terminal UI. The only part of gputui that imports Textual."""
+"""The terminal UI (Textual). The only package of gputui that imports Textual."""

@@ -17,12 +17,14 @@ TF_KERAS = [PYTHON, "-m", "gputui.trainers.tf_keras"]
 QUIET = {"OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1", "TF_CPP_MIN_LOG_LEVEL": "2"}
 
 
-def records_from(stdout: str) -> list[Record]:
-    """The gputui records a trainer printed (``@gputui {json}`` lines), validated."""
+def records_from(stdout: str, kind: str = "metric") -> list[Record]:
+    """The gputui records of ``kind`` a trainer printed (``@gputui {json}`` lines), validated."""
     out = []
     for line in stdout.splitlines():
         if line.startswith(STDOUT_PREFIX):
-            out.append(record_from_json_dict(json.loads(line[len(STDOUT_PREFIX) :])))
+            record = record_from_json_dict(json.loads(line[len(STDOUT_PREFIX) :]))
+            if record.kind == kind:
+                out.append(record)
     return out
 
 

@@ -1,0 +1,94 @@
+"""Open the dashboard on a record source, or run the same pipeline without a screen (``--headless``).
+
+Textual is imported only here, only when a screen is wanted. After the app returns (``q``, Ctrl-C,
+``--duration``, an error), the source is stopped and waited for, so an attach's probe step or the
+demo's ranks are ended before gputui exits.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from gputui.cli import CommandError
+from gputui.config import Config, ConfigError, load_config
+from gputui.monitor.state import DashboardState
+from gputui.monitor.summary import summary_lines
+from gputui.sources.base import Feed, RecordSource
+
+STOP_WAIT_S = 15.0
+
+
+def settings() -> Config:
+    try:
+        return load_config()
+    except ConfigError as exc:
+        raise CommandError(str(exc)) from None
+
+
+def open_dashboard(source: RecordSource, *, duration: float | None = None) -> int:
+    """Run the TUI on ``source`` until the user quits (or ``duration`` seconds)."""
+    if not sys.stdout.isatty() or not sys.stdin.isatty():
+        raise CommandError("the dashboard needs a terminal (use --headless, --json or --text)")
+    config = settings()
+    from gputui.tui.app import GputuiApp
+
+    app = GputuiApp(source, config, duration=duration)
+    try:
+        app.run()
+    finally:
+        source.stop()
+        source.finished.wait(STOP_WAIT_S)
+    return 0
+
+
+def run_headless(
+    source: RecordSource, *, duration: float | None = None, record_to: str | None = None, out=None
+) -> DashboardState:
+    """The dashboard's pipeline with no screen: apply the feed until the source ends (or ``duration``),
+    then print the summary. ``record_to`` also appends every record to a file."""
+    import threading
+
+    out = out or sys.stdout
+    config = settings()
+    writer = None
+    if record_to:
+        from gputui.recordio import RecordWriteError, RecordWriter
+
+        try:
+            writer = RecordWriter(record_to)
+        except RecordWriteError as exc:
+            raise CommandError(str(exc)) from None
+    feed = Feed()
+    state = source.new_state(config.alerts)
+    if writer is not None:
+        ingest = state.ingest
+
+        def ingest_and_record(records):  # the state's ingest, plus a copy of the records on disk
+            for record in records:
+                writer.write(record)
+            ingest(records)
+
+        state.ingest = ingest_and_record  # type: ignore[method-assign]
+    thread = threading.Thread(target=source.run_to_end, args=(feed,), name="gputui-source", daemon=True)
+    thread.start()
+    deadline = None if duration is None else time.monotonic() + duration
+    try:
+        while not source.finished.is_set():
+            if deadline is not None and time.monotonic() >= deadline:
+                break
+            source.finished.wait(0.5)
+            state = feed.apply(state)
+            state.check()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        source.stop()
+        source.finished.wait(STOP_WAIT_S)
+        state = feed.apply(state)
+        feed.closed.set()
+        if writer is not None:
+            writer.close()
+    for line in summary_lines(state):
+        print(line, file=out)
+    return state

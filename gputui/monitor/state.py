@@ -1,0 +1,201 @@
+"""Everything the dashboard shows about one job, built from the record stream and the job's output.
+
+:class:`DashboardState` is fed by a record source (in the UI: drained from a
+:class:`~gputui.sources.base.Feed` on the UI thread) and read by the screen. It holds no widget and
+does no I/O, so ``gputui demo --headless``, the benchmarks and the tests use it as the screen does.
+"""
+
+from __future__ import annotations
+
+import math
+import time as _time
+from collections import deque
+from dataclasses import dataclass, field
+
+from gputui.config import AlertThresholds
+from gputui.logs.outcome import FAILURES
+from gputui.monitor.alerts import Alerts
+from gputui.monitor.gpus import GpuBoard
+from gputui.monitor.logtext import LogText
+from gputui.monitor.training import TrainingState
+from gputui.records import Record
+
+ENDED_STATES = frozenset(
+    {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "PREEMPTED", "FINISHED"}
+)
+
+
+@dataclass
+class JobInfo:
+    """What the header says about the job (the source fills it in; records update ``state``)."""
+
+    kind: str  # attach | local | replay
+    title: str  # "job 4711", "demo", "replay run.jsonl"
+    job_id: str | None = None
+    name: str = ""
+    state: str = "STARTING"
+    started: float | None = None  # Unix time the job started running
+    ended: float | None = None
+    time_limit_s: float | None = None
+    nodes: list[str] = field(default_factory=list)
+    gpus_expected: int | None = None
+    simulated: bool = False  # the source knows its GPUs are simulated
+
+    @property
+    def running(self) -> bool:
+        return self.state in ("RUNNING", "COMPLETING")
+
+
+@dataclass
+class Note:
+    time: float
+    level: str  # info | warning | error
+    message: str
+
+
+class DashboardState:
+    def __init__(self, job: JobInfo, thresholds: AlertThresholds | None = None) -> None:
+        self.job = job
+        self.thresholds = thresholds or AlertThresholds()
+        self.board = GpuBoard(idle_util_pct=self.thresholds.idle_util_pct)
+        self.training = TrainingState()
+        self.alerts = Alerts(self.thresholds)
+        self.logs: dict[str, LogText] = {}
+        self.notes: deque[Note] = deque(maxlen=300)
+        self.status: Note | None = None  # the latest one-line error or notice of the source itself
+        self.outcome: Record | None = None
+        self.records = 0
+        self.skipped = 0  # records the state could not use (bad files are counted here too)
+        self.version = 0  # bumps on every change: the screen redraws only when it moved
+        self.last_time = 0.0  # newest record time
+        self.clock: float | None = None  # a replay's cursor; None: the wall clock
+        self.cursor: dict | None = None  # a replay's position (start, end, at, playing, speed, live)
+
+    # ------------------------------------------------------------------ input
+
+    def ingest(self, records: list[Record]) -> None:
+        board, training = self.board, self.training
+        for rec in records:
+            kind = rec.kind
+            if kind == "gpu":
+                board.add_gpu(rec)
+            elif kind == "metric":
+                training.add_metric(rec)
+                if rec.get("name") in ("loss", "val_loss") and not _finite(rec.get("value")):
+                    self._nonfinite(rec)
+            elif kind == "host":
+                board.add_host(rec)
+            elif kind == "event":
+                self._event(rec)
+            if rec.time > self.last_time:
+                self.last_time = rec.time
+        self.records += len(records)
+        if records:
+            self.version += 1
+
+    def text(self, path: str, data: bytes, now: float | None = None) -> None:
+        log = self.logs.get(path)
+        if log is None:
+            log = self.logs[path] = LogText(path)
+        log.feed(data, _time.time() if now is None else now)
+        self.version += 1
+
+    def text_reset(self, path: str, why: str) -> None:
+        if path in self.logs:
+            self.logs[path].reset(why)
+            self.version += 1
+
+    def say(self, level: str, message: str, when: float | None = None) -> None:
+        """A line from the source itself (an error, a notice): shown in one line, kept in the notes."""
+        note = Note(_time.time() if when is None else when, level, message)
+        self.notes.append(note)
+        self.status = note
+        self.version += 1
+
+    def set_state(self, state: str, when: float | None = None) -> None:
+        self.job.state = state
+        if state in ENDED_STATES and self.job.ended is None:
+            self.job.ended = _time.time() if when is None else when
+        self.version += 1
+
+    # ------------------------------------------------------------------ events
+
+    def _event(self, rec: Record) -> None:
+        name = rec.get("event")
+        message = str(rec.get("message", ""))
+        if name == "train_started":
+            self.training.add_event(rec)
+        elif name == "job_state":
+            state = rec.get("state")
+            if isinstance(state, str):
+                self.set_state(state, rec.time)
+        elif name == "node_lost":
+            host = str(rec.get("host", "?"))
+            self.board.lose_node(host, message, rec.time)
+            self.alerts.raise_(
+                f"node_lost:{host}", "node_lost", "error", f"node {host} lost", message, rec.time
+            )
+        elif name == "probe_started":
+            host = rec.get("host")
+            if isinstance(host, str):
+                self.board.revive_node(host)
+                self.alerts.clear(f"node_lost:{host}")
+        elif name == "outcome":
+            self.outcome = rec
+            outcome = rec.get("outcome")
+            if outcome in FAILURES:
+                self.alerts.raise_(f"outcome:{outcome}", str(outcome), "error", message, message, rec.time)
+        elif name in ("error", "warning"):
+            signal = rec.get("signal")
+            kind = str(signal or name)
+            key = f"{kind}:{rec.get('host') or ''}:{rec.get('rank') if signal else message}"
+            self.alerts.raise_(
+                key,
+                kind,
+                "error" if name == "error" else "warning",
+                message,
+                str(rec.get("evidence") or message),
+                rec.time,
+            )
+        level = "error" if name in ("error", "node_lost") else "warning" if name == "warning" else "info"
+        self.notes.append(Note(rec.time, level, f"[{name}] {message}"))
+
+    def _nonfinite(self, rec: Record) -> None:
+        what = rec.get("nonfinite") or "nan"
+        self.alerts.raise_(
+            f"nonfinite:{rec.get('name')}",
+            "loss_nonfinite",
+            "error",
+            f"{rec.get('name')} is {what} (step {rec.get('step', '?')}, epoch {rec.get('epoch', '?')})",
+            f"{rec.get('name')}={what} from {rec.get('source', 'the stream')}",
+            rec.time,
+        )
+
+    # ------------------------------------------------------------------ derived
+
+    def check(self, now: float | None = None) -> None:
+        """Re-evaluate condition alerts (the screen calls this on its refresh timer)."""
+        when = self.now() if now is None else now
+        before = len(self.alerts.history), len(self.alerts.active)
+        self.alerts.check(self.board, list(self.logs.values()), when, self.job.running)
+        if (len(self.alerts.history), len(self.alerts.active)) != before:
+            self.version += 1
+
+    def now(self) -> float:
+        """Live sources: the wall clock; a replay sets ``clock`` to its cursor."""
+        return self.clock if self.clock is not None else _time.time()
+
+    def elapsed_s(self) -> float | None:
+        if self.job.started is None:
+            return None
+        end = self.job.ended or self.now()
+        return max(0.0, end - self.job.started)
+
+    def eta_beyond_limit(self) -> bool:
+        """The training's ETA ends after the job's time limit."""
+        eta, elapsed, limit = self.training.eta_s(), self.elapsed_s(), self.job.time_limit_s
+        return eta is not None and elapsed is not None and limit is not None and elapsed + eta > limit
+
+
+def _finite(value: object) -> bool:
+    return isinstance(value, int | float) and math.isfinite(value)

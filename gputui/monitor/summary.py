@@ -1,0 +1,36 @@
+"""A few lines that say what a dashboard state holds (``demo --headless``, the end of a run)."""
+
+from __future__ import annotations
+
+from gputui.monitor.state import DashboardState
+
+
+def summary_lines(state: DashboardState) -> list[str]:
+    job, board, training = state.job, state.board, state.training
+    s = board.summary()
+    fmt = lambda v, d=0: "?" if v is None else f"{v:.{d}f}"  # noqa: E731
+    lines = [f"{job.title}: {job.state}" + (" (SIMULATED GPUs)" if board.simulated else "")]
+    lines.append(
+        f"GPUs: {s['gpus']} on {s['nodes']} node(s); util min/median/max {fmt(s['util_min'])}/"
+        f"{fmt(s['util_median'])}/{fmt(s['util_max'])} %; {len(board.util_line)} points of job utilisation"
+    )
+    rows = training.rows()
+    loss = training.metrics.get("loss")
+    first_loss = loss.by_time.values[0] if loss and len(loss.by_time) else None
+    lines.append(
+        f"training: {len(rows)} epoch(s)"
+        + (f" of {training.epochs_total}" if training.epochs_total else "")
+        + (f"; loss {fmt(first_loss, 4)} → {fmt(loss.last, 4)}" if loss else "; no loss seen")
+        + (f"; images/s {fmt(training.images_per_s(), 1)}" if training.images_per_s() else "")
+    )
+    times = training.epoch_times()
+    if times:
+        lines.append("epoch times s: " + " ".join(f"{t:.2f}" for t in times))
+    if state.outcome is not None:
+        lines.append(f"outcome: {state.outcome.get('message')}")
+    lines.append(f"records: {state.records}; alerts: {len(state.alerts.history)}")
+    for alert in state.alerts.history[-5:]:
+        lines.append(f"  alert {alert.kind}: {alert.message}")
+    if state.status is not None and state.status.level == "error":
+        lines.append(f"error: {state.status.message}")
+    return lines

@@ -1,0 +1,176 @@
+"""Training progress from metric records: series per metric, epochs, rates, ETA.
+
+One rank speaks for the job (the lowest rank seen, or the unlabelled stream), so curves of several ranks
+are not interleaved. Points are kept against the step when the source gives one, else the epoch, and
+against time for the shared time axis. Epoch rows (epoch time, images/s) come from the project's one
+:class:`~gputui.logs.epochs.EpochTable`, so the TUI and ``gputui parse`` agree.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from gputui.logs.epochs import EpochRow, EpochTable
+from gputui.monitor.series import Series
+from gputui.records import Record
+
+# Metrics worth a chart, in the order the `m` key cycles through (then anything else seen).
+PREFERRED = ("loss", "val_loss", "accuracy", "val_accuracy", "learning_rate", "grad_norm")
+SKIP = frozenset({"batch_size", "global_batch_size", "param_checksum", "param_crc32"})
+
+
+@dataclass
+class MetricSeries:
+    name: str
+    by_step: Series = field(default_factory=lambda: Series(1024))
+    by_epoch: Series = field(default_factory=lambda: Series(1024))
+    by_time: Series = field(default_factory=lambda: Series(1024))
+    last: float | None = None
+    nonfinite: str | None = None  # "nan"/"inf" once such a value was seen
+
+    def x_axis(self) -> tuple[str, Series]:
+        if len(self.by_step) >= 2:
+            return "step", self.by_step
+        if len(self.by_epoch) >= 1:
+            return "epoch", self.by_epoch
+        return "time", self.by_time
+
+
+class TrainingState:
+    def __init__(self) -> None:
+        self.metrics: dict[str, MetricSeries] = {}
+        self.epochs = EpochTable(measure=True)
+        self.rank: int | None = None  # the rank that speaks for the job (None: unlabelled)
+        self.epochs_total: int | None = None
+        self.epoch_base: int | None = None
+        self.epoch_now: float | None = None  # latest epoch position (fractional inside an epoch)
+        self.step: int | None = None
+        self.step_time = Series(2048)  # seconds per step over record time: the stall detector's line
+        self._last_step: tuple[float, int] | None = None
+        self.first_time: float | None = None
+        self.last_time: float | None = None
+        self.world_size: int | None = None
+        self.nonfinite: list[Record] = []
+
+    # ------------------------------------------------------------------ ingestion
+
+    def add_event(self, rec: Record) -> None:
+        if rec.get("event") == "train_started":
+            total = rec.get("epochs")
+            if isinstance(total, int) and total > 0:
+                self.epochs_total = total
+            if isinstance(rec.get("world_size"), int):
+                self.world_size = rec.get("world_size")
+
+    def _speaks(self, rank: object) -> bool:
+        """Whether a record of ``rank`` is the job's voice: the lowest rank seen; unlabelled records only
+        until a labelled one arrives (a banner parsed before rank 0 speaks must not silence rank 0)."""
+        if not isinstance(rank, int):
+            return self.rank is None
+        if self.rank is not None and rank < self.rank:
+            # a lower rank takes over: drop the previous rank's points so curves are not interleaved
+            self.metrics.clear()
+            self.step_time = Series(2048)
+            self._last_step = self.step = self.epoch_now = None
+        if self.rank is None or rank < self.rank:
+            self.rank = rank
+        return rank == self.rank
+
+    def add_metric(self, rec: Record) -> None:
+        f = rec.fields
+        self.epochs.add(rec)
+        total = f.get("epochs_total")
+        if isinstance(total, int) and total > 0:
+            self.epochs_total = total
+        if not self._speaks(f.get("rank")):
+            return
+        name = f.get("name")
+        if name in SKIP or not isinstance(name, str):
+            return
+        value = f.get("value")
+        t = rec.time
+        if self.first_time is None:
+            self.first_time = t
+        self.last_time = t
+        series = self.metrics.get(name)
+        if series is None:
+            series = self.metrics[name] = MetricSeries(name)
+        epoch, step = f.get("epoch"), f.get("step")
+        if isinstance(f.get("epoch_base"), int):
+            self.epoch_base = f["epoch_base"]
+        if isinstance(epoch, int | float) and (self.epoch_now is None or epoch >= self.epoch_now):
+            self.epoch_now = float(epoch)
+        if isinstance(step, int) and step > 0:
+            self._note_step(t, step)
+        if not isinstance(value, int | float) or not math.isfinite(value):
+            series.nonfinite = f.get("nonfinite") or ("nan" if value is None else str(value))
+            self.nonfinite.append(rec)
+            return
+        series.last = value
+        series.by_time.append(t, value)
+        if isinstance(step, int) and step > 0:
+            series.by_step.append(step, value)
+        if isinstance(epoch, int | float) and f.get("scope") in (None, "epoch"):
+            series.by_epoch.append(float(epoch), value)
+        if name == "step_time_s":
+            self.step_time.append(t, value)
+
+    def _note_step(self, t: float, step: int) -> None:
+        last = self._last_step
+        if last is not None and step > last[1] and t - last[0] > 1e-3:
+            self.step_time.append(t, (t - last[0]) / (step - last[1]))
+        if last is None or step > last[1]:
+            self._last_step = (t, step)
+            self.step = step
+
+    # ------------------------------------------------------------------ views
+
+    def names(self) -> list[str]:
+        """Chartable metrics: preferred first, then the rest in the order seen."""
+        seen = [n for n in self.metrics if not n.endswith(("_per_s", "_time_s"))]
+        return [n for n in PREFERRED if n in seen] + [n for n in seen if n not in PREFERRED]
+
+    def rows(self) -> list[EpochRow]:
+        """Completed epochs of the speaking rank (or the unlabelled stream)."""
+        rows = [r for r in self.epochs.rows() if r.rank == self.rank or r.rank is None]
+        return rows or self.epochs.rows()
+
+    def epoch_display(self) -> float | None:
+        """The epoch position numbered from 1, as the source states it (None before any epoch)."""
+        if self.epoch_now is None:
+            return None
+        base = self.epoch_base if self.epoch_base is not None else 1
+        return self.epoch_now - base + 1
+
+    def current_epoch(self) -> int | None:
+        """The epoch in progress (1-based): one past the completed ones, capped at the planned total."""
+        if self.epoch_now is None and not self.metrics:
+            return None
+        current = len(self.rows()) + 1
+        return min(current, self.epochs_total) if self.epochs_total else current
+
+    def epoch_times(self) -> list[float]:
+        return [r.epoch_time_s for r in self.rows() if r.epoch_time_s is not None]
+
+    def images_per_s(self) -> float | None:
+        """Latest throughput: global images/s when stated, else rank images/s, else the epoch table's."""
+        for name in ("global_images_per_s", "images_per_s", "samples_per_s"):
+            series = self.metrics.get(name)
+            if series is not None and series.last is not None:
+                return series.last
+        rates = [r.images_per_s for r in self.rows() if r.images_per_s]
+        return rates[-1] if rates else None
+
+    def eta_s(self) -> float | None:
+        """Seconds to the last epoch: remaining epochs × mean epoch time (the first epoch left out when
+        there are others: it carries start-up and compilation)."""
+        times = self.epoch_times()
+        done = self.epoch_display()
+        if not times or self.epochs_total is None or done is None:
+            return None
+        steady = times[1:] or times
+        per_epoch = sum(steady) / len(steady)
+        completed = len(self.rows())
+        remaining = max(0.0, self.epochs_total - max(completed, done if done > completed else completed))
+        return remaining * per_epoch

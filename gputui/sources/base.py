@@ -1,0 +1,142 @@
+"""The record-source interface and the thread-safe feed between a source and the dashboard state.
+
+A :class:`RecordSource` runs (blocking) in a worker thread and writes what it learns into a
+:class:`Feed`: records, raw output text, job information, one-line notices. The consumer (the UI thread,
+or ``demo --headless``) calls :meth:`Feed.apply` to move everything into a
+:class:`~gputui.monitor.state.DashboardState`. ``notify`` is called once when the feed goes from empty to
+non-empty, so a UI posts one message per batch, never one per record. A source that produces faster than
+the consumer applies is slowed down (bounded memory).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import Any
+
+from gputui.monitor.state import DashboardState, JobInfo
+from gputui.records import Record
+
+MAX_PENDING_RECORDS = 200_000
+
+
+class Feed:
+    def __init__(self, notify: Callable[[], None] | None = None, *, max_pending: int = MAX_PENDING_RECORDS):
+        self._notify = notify
+        self._lock = threading.Lock()
+        self._items: list[tuple[Any, ...]] = []
+        self._pending_records = 0
+        self.max_pending = max_pending
+        self.closed = threading.Event()  # set by the consumer when it goes away: producers stop waiting
+
+    def _put(self, item: tuple[Any, ...], records: int = 0) -> None:
+        while self._pending_records > self.max_pending and not self.closed.is_set():
+            time.sleep(0.01)  # back-pressure: the consumer is behind
+        with self._lock:
+            was_empty = not self._items
+            self._items.append(item)
+            self._pending_records += records
+        if was_empty and self._notify is not None:
+            self._notify()
+
+    # -- producer side (any thread)
+    def records(self, records: list[Record]) -> None:
+        if records:
+            self._put(("records", records), len(records))
+
+    def record(self, record: Record) -> None:
+        self._put(("records", [record]), 1)
+
+    def text(self, path: str, data: bytes) -> None:
+        if data:
+            self._put(("text", path, data, time.time()))
+
+    def text_reset(self, path: str, why: str) -> None:
+        self._put(("reset", path, why))
+
+    def say(self, level: str, message: str) -> None:
+        self._put(("say", level, message, time.time()))
+
+    def job(self, **changes: Any) -> None:
+        """Update fields of the job header (``state`` also stamps ``ended`` for a final state)."""
+        self._put(("job", changes))
+
+    def cursor(self, **position: Any) -> None:
+        """A replay's position: ``start``, ``end``, ``at``, ``playing``, ``speed``, ``live``."""
+        self._put(("cursor", position))
+
+    def replace_state(self, state: DashboardState) -> None:
+        """Hand over a whole new state (a replay rebuilt at a new cursor); the producer lets go of it."""
+        self._put(("state", state))
+
+    # -- consumer side
+    def drain(self) -> list[tuple[Any, ...]]:
+        with self._lock:
+            items, self._items = self._items, []
+            self._pending_records = 0
+        return items
+
+    def apply(self, state: DashboardState) -> DashboardState:
+        """Move everything pending into ``state``; returns the state to use from now on."""
+        for item in self.drain():
+            kind = item[0]
+            if kind == "records":
+                state.ingest(item[1])
+            elif kind == "text":
+                state.text(item[1], item[2], item[3])
+            elif kind == "reset":
+                state.text_reset(item[1], item[2])
+            elif kind == "say":
+                state.say(item[1], item[2], item[3])
+            elif kind == "job":
+                changes = dict(item[1])
+                new_state = changes.pop("state", None)
+                for key, value in changes.items():
+                    setattr(state.job, key, value)
+                if new_state is not None:
+                    state.set_state(new_state)
+                state.version += 1
+            elif kind == "cursor":
+                state.cursor = dict(item[1])
+                state.clock = state.cursor.get("at")
+                state.version += 1
+            elif kind == "state":
+                state = item[1]
+        return state
+
+
+class RecordSource(ABC):
+    """One place records come from. :meth:`run` blocks (call it in a worker thread) until the source is
+    exhausted or :meth:`stop` is called; failures are told through ``feed.say("error", ...)``, in one
+    line, never raised to the UI."""
+
+    kind = "base"
+
+    def __init__(self) -> None:
+        self.stopping = threading.Event()
+        self.finished = threading.Event()  # set by whoever ran :meth:`run` once it returned
+
+    def run_to_end(self, feed: Feed) -> None:
+        """:meth:`run`, then mark the source finished (whatever happened)."""
+        try:
+            self.run(feed)
+        except Exception as exc:  # a source must never take its consumer down
+            feed.say("error", f"{self.kind} source failed: {type(exc).__name__}: {exc}")
+        finally:
+            self.finished.set()
+
+    @abstractmethod
+    def job_info(self) -> JobInfo:
+        """The header before the first record arrives."""
+
+    @abstractmethod
+    def run(self, feed: Feed) -> None: ...
+
+    def stop(self) -> None:
+        """End the source: only gputui's own processes (a probe step, the demo's ranks), never a job."""
+        self.stopping.set()
+
+    def new_state(self, thresholds=None) -> DashboardState:
+        return DashboardState(self.job_info(), thresholds)

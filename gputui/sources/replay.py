@@ -1,0 +1,282 @@
+"""The replay source: record files and plain training logs, with a time cursor, still-growing files followed.
+
+Record files (``--log``, ``attach --output``, ``gputui parse --json``: JSON lines) are read with the
+project's record reader; anything else is a training log, parsed by the project's log parser (its text
+is shown in the log pane). A log without timestamps is laid out one record per second ending at the
+file's modification time. Lines that are not records are counted (``skipped``), never fatal.
+
+The cursor starts at the end (the whole run). ``←``/``→`` move it by a fiftieth of the run (at least 1 s),
+``space`` plays from it at ``speed``× real time (from the start when at the end), ``[``/``]`` halve and
+double the speed. A jump back rebuilds the dashboard state in this thread and hands it over whole; going
+forward only adds the records in between. While the cursor is at the end (``live``), data appended to
+the files is shown as it comes.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import threading
+import time
+
+from gputui.logs.follower import FileFollower, LogFollower
+from gputui.monitor.state import DashboardState, JobInfo
+from gputui.recordio import ReadStats, parse_line
+from gputui.records import Record, RecordError
+from gputui.sources.base import Feed, RecordSource
+
+SPEEDS = (0.25, 0.5, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+TICK_S = 0.1
+
+
+def is_record_file(path: str) -> bool:
+    """Whether ``path`` holds JSON-lines records (judged by its first non-empty line)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(65536)
+    except OSError:
+        return False
+    for line in head.splitlines():
+        if line.strip():
+            if not line.lstrip().startswith(b"{"):
+                return False
+            try:
+                return bool(parse_line(line))
+            except (ValueError, RecordError):
+                return False
+    return path.endswith((".jsonl", ".json"))
+
+
+class _RecordFile:
+    """A record file read as it grows: complete lines only; bad lines counted."""
+
+    def __init__(self, path: str) -> None:
+        self.follower = FileFollower(path)
+        self.partial = b""
+        self.stats = ReadStats()
+        self.line = 0
+
+    def poll(self) -> list[Record]:
+        out: list[Record] = []
+        while True:
+            change = self.follower.poll()
+            if change.reset:
+                self.partial = b""
+            data = self.partial + change.data
+            lines = data.split(b"\n")
+            self.partial = lines.pop()
+            for raw in lines:
+                self.line += 1
+                if not raw.strip():
+                    continue
+                try:
+                    out.extend(parse_line(raw))
+                except RecordError as exc:
+                    self.stats.note("invalid", self.line, str(exc))
+                except ValueError:
+                    self.stats.note("malformed", self.line, "not JSON")
+            if not change.more:
+                return out
+
+
+class ReplaySource(RecordSource):
+    kind = "replay"
+
+    def __init__(self, paths: list[str], thresholds=None, *, follow: bool = True) -> None:
+        super().__init__()
+        self.paths = paths
+        self.follow = follow  # False: read what is there, hand over the state, return (headless)
+        self.thresholds = thresholds
+        self.records: list[Record] = []
+        self.times: list[float] = []
+        self.at: float | None = None
+        self.playing = False
+        self.speed_index = SPEEDS.index(1)
+        self.live = True
+        self._wake = threading.Event()
+        self._lock = threading.Lock()
+        self._jump: float | None = None  # a cursor target set by the UI
+        self._texts: dict[str, bytearray] = {}
+        self.skipped = 0
+
+    def job_info(self) -> JobInfo:
+        names = ", ".join(os.path.basename(p) for p in self.paths[:3]) + (" …" if len(self.paths) > 3 else "")
+        return JobInfo(kind="replay", title=f"replay {names}", state="RECORDED")
+
+    # ------------------------------------------------------------------ controls (UI thread)
+
+    @property
+    def span(self) -> tuple[float, float]:
+        return (self.times[0], self.times[-1]) if self.times else (0.0, 0.0)
+
+    def step_s(self) -> float:
+        start, end = self.span
+        return max(1.0, (end - start) / 50)
+
+    def move(self, steps: float) -> None:
+        with self._lock:
+            base = self._jump if self._jump is not None else self.at
+            if base is None:
+                return
+            start, end = self.span
+            self._jump = min(end, max(start, base + steps * self.step_s()))
+        self._wake.set()
+
+    def to_start(self) -> None:
+        self.move(-1e12)
+
+    def to_end(self) -> None:
+        self.move(1e12)
+
+    def toggle_play(self) -> None:
+        with self._lock:
+            self.playing = not self.playing
+            if self.playing and self.at is not None and self.at >= self.span[1]:
+                self._jump = self.span[0]
+        self._wake.set()
+
+    def faster(self, by: int = 1) -> None:
+        self.speed_index = min(len(SPEEDS) - 1, max(0, self.speed_index + by))
+        self._wake.set()
+
+    @property
+    def speed(self) -> float:
+        return SPEEDS[self.speed_index]
+
+    # ------------------------------------------------------------------ the worker
+
+    def _open(self, feed: Feed) -> list:
+        readers: list = []
+        for path in self.paths:
+            if not os.path.exists(path):
+                feed.say("error", f"{path}: no such file")
+                continue
+            if os.path.isdir(path):
+                feed.say("error", f"{path}: is a directory (give record files or training logs)")
+                continue
+            if is_record_file(path):
+                readers.append((path, _RecordFile(path)))
+            else:
+                self._texts[path] = bytearray()
+                readers.append(
+                    (path, LogFollower(path, on_data=lambda d, p=path: feed.text(p, d), on_reset=None))
+                )
+        return readers
+
+    def _poll(self, readers: list) -> list[Record]:
+        new: list[Record] = []
+        for path, reader in readers:
+            try:
+                records = reader.poll()
+            except OSError:
+                continue
+            if isinstance(reader, LogFollower):
+                records = self._retime(path, records)
+            new.extend(records)
+        self.skipped = sum(r.stats.skipped for _p, r in readers if isinstance(r, _RecordFile))
+        return new
+
+    def _retime(self, path: str, records: list[Record]) -> list[Record]:
+        """Log records read without a printed time: one per second, ending at the file's mtime."""
+        untimed = [r for r in records if r.get("time_source", "read") == "read"]
+        if not untimed:
+            return records
+        try:
+            end = os.stat(path).st_mtime
+        except OSError:
+            end = time.time()
+        last = self.times[-1] if self.times else end - len(untimed)
+        start = max(last, end - len(untimed))
+        for i, rec in enumerate(untimed):
+            rec.time = start + i + 1
+        return records
+
+    def _add(self, records: list[Record]) -> None:
+        records.sort(key=lambda r: r.time)
+        if self.times and records and records[0].time < self.times[-1]:
+            merged = sorted(self.records + records, key=lambda r: r.time)
+            self.records, self.times = merged, [r.time for r in merged]
+        else:
+            self.records.extend(records)
+            self.times.extend(r.time for r in records)
+
+    def _state_at(self, at: float) -> DashboardState:
+        state = self.new_state(self.thresholds)
+        end = bisect.bisect_right(self.times, at)
+        state.job.started = self.times[0] if self.times else None
+        state.ingest(self.records[:end])
+        state.clock = at
+        state.skipped = self.skipped
+        return state
+
+    def _tell(self, feed: Feed) -> None:
+        start, end = self.span
+        feed.cursor(
+            start=start,
+            end=end,
+            at=self.at,
+            playing=self.playing,
+            speed=self.speed,
+            live=self.live,
+            skipped=self.skipped,
+        )
+
+    def run(self, feed: Feed) -> None:
+        readers = self._open(feed)
+        if not readers:
+            feed.say("error", "nothing to replay")
+            return
+        while True:  # load everything there is now
+            batch = self._poll(readers)
+            if not batch:
+                break
+            self._add(batch)
+        if not self.records:
+            feed.say("warning", "no records found in " + ", ".join(self.paths))
+        if self.skipped:
+            feed.say("warning", f"{self.skipped} line(s) were not records and were skipped")
+        self.at = self.span[1]
+        feed.replace_state(self._state_at(self.at))
+        self._tell(feed)
+        if not self.follow:
+            return
+        last_poll = time.monotonic()
+        while not self.stopping.is_set():
+            self._wake.wait(TICK_S if self.playing else 0.5)
+            self._wake.clear()
+            if self.stopping.is_set():
+                return
+            with self._lock:
+                jump, self._jump = self._jump, None
+            if jump is not None:
+                self._go(feed, jump)
+            elif self.playing and self.at is not None:
+                target = min(self.span[1], self.at + TICK_S * self.speed)
+                self._go(feed, target)
+                if target >= self.span[1]:
+                    self.playing = False
+            if time.monotonic() - last_poll >= 0.5:
+                last_poll = time.monotonic()
+                self._follow(feed, readers)
+            self._tell(feed)
+
+    def _go(self, feed: Feed, target: float) -> None:
+        assert self.at is not None
+        if target < self.at:
+            feed.replace_state(self._state_at(target))
+        elif target > self.at:
+            lo = bisect.bisect_right(self.times, self.at)
+            hi = bisect.bisect_right(self.times, target)
+            feed.records(self.records[lo:hi])
+        self.at = target
+        self.live = target >= self.span[1]
+
+    def _follow(self, feed: Feed, readers: list) -> None:
+        new = self._poll(readers)
+        if not new:
+            return
+        was_live = self.live
+        before = self.span[1]
+        self._add(new)
+        if was_live:
+            self._go(feed, self.span[1]) if self.span[1] > before else feed.records(new)

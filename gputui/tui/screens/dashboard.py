@@ -1,0 +1,195 @@
+"""The job dashboard: one screen fed by one record source (attach, local run or replay).
+
+The source runs in a thread worker and writes into a :class:`~gputui.sources.base.Feed`; the feed posts
+one :class:`~gputui.tui.messages.FeedReady` per batch and this screen moves the batch into its
+:class:`~gputui.monitor.state.DashboardState` on the UI thread. A timer redraws what changed (the header
+every tick, panes when the state's version moved, charts at most once a second).
+"""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Static
+
+from gputui.config import Config
+from gputui.sources.base import Feed, RecordSource
+from gputui.sources.replay import ReplaySource
+from gputui.tui.messages import FeedReady, SourceFinished
+from gputui.tui.screens.alerts import AlertsScreen
+from gputui.tui.screens.help import HelpScreen
+from gputui.tui.widgets.gpu_pane import GpuPane
+from gputui.tui.widgets.header import banner_text, header_text
+from gputui.tui.widgets.log_pane import LogPane
+from gputui.tui.widgets.timeline import Timeline
+from gputui.tui.widgets.training_pane import TrainingPane
+
+REPLAY_ACTIONS = frozenset({"replay_move", "replay_play", "replay_speed", "replay_start", "replay_end"})
+
+
+class DashboardScreen(Screen):
+    BINDINGS = [
+        Binding("q", "app.quit", "quit"),
+        Binding("g", "focus_gpus", "gpus"),
+        Binding("t", "next_metric", "train metric"),
+        Binding("l", "log", "log"),
+        Binding("slash", "search", "search"),
+        Binding("a", "alerts", "alerts"),
+        Binding("question_mark", "help", "help"),
+        Binding("left", "replay_move(-1)", "◀", show=True),
+        Binding("right", "replay_move(1)", "▶", show=True),
+        Binding("space", "replay_play", "play/pause"),
+        Binding("left_square_bracket", "replay_speed(-1)", "slower", show=False),
+        Binding("right_square_bracket", "replay_speed(1)", "faster", show=False),
+        Binding("home", "replay_start", "start", show=False),
+        Binding("end", "replay_end", "end", show=False),
+    ]
+
+    def __init__(self, source: RecordSource, config: Config) -> None:
+        super().__init__()
+        self.source = source
+        self.config = config
+        self.state = source.new_state(config.alerts)
+        self.feed = Feed(notify=lambda: self.post_message(FeedReady()))
+        self.metric: str | None = None
+        self.metric_chosen = False  # until `t` is pressed, the chart shows the first preferred metric
+        self.log_index = 0
+        self._drawn_version = -1
+        self.finished = False
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="header")
+        yield Static(id="banner")
+        with Horizontal(id="main"):
+            yield GpuPane(id="gpus")
+            with Vertical(id="right"):
+                yield TrainingPane(id="training")
+                yield Timeline(id="timeline")
+        yield LogPane(id="log")
+        yield Input(id="search", placeholder="search the log (enter: find, esc: close)")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#gpus").border_title = "GPUs"
+        self.query_one("#training").border_title = "training"
+        self.query_one("#search").display = False
+        self.run_worker(self._run_source, thread=True, exit_on_error=False, name="record-source")
+        self.set_interval(self.config.dashboard.refresh_s, self.refresh_view)
+        self.refresh_view(force=True)
+
+    def _run_source(self) -> None:
+        try:
+            self.source.run_to_end(self.feed)
+        finally:
+            self.post_message(SourceFinished())
+
+    # ------------------------------------------------------------------ data in
+
+    def on_feed_ready(self, _message: FeedReady) -> None:
+        self.state = self.feed.apply(self.state)
+
+    def on_source_finished(self, _message: SourceFinished) -> None:
+        self.state = self.feed.apply(self.state)
+        self.finished = True
+        self.refresh_view(force=True)
+
+    def on_resize(self) -> None:
+        self.refresh_view(force=True)
+
+    # ------------------------------------------------------------------ drawing
+
+    def refresh_view(self, force: bool = False) -> None:
+        state = self.state
+        state.check()
+        self.query_one("#header", Static).update(header_text(state))
+        banner = banner_text(state)
+        banner_widget = self.query_one("#banner", Static)
+        banner_widget.display = banner is not None
+        if banner is not None:
+            banner_widget.update(banner)
+        if state.version == self._drawn_version and not force:
+            return
+        self._drawn_version = state.version
+        self.query_one(GpuPane).show(state.board, state.alerts.thresholds, state.now(), state.job.running)
+        names = state.training.names()
+        if not self.metric_chosen or self.metric not in names:
+            self.metric = names[0] if names else None
+        self.query_one(TrainingPane).show(state.training, self.metric, force=force)
+        self.query_one(Timeline).draw(state.board.util_line, state.training.step_time, force=force)
+        logs = list(state.logs.values())
+        log = logs[self.log_index % len(logs)] if logs else None
+        self.query_one(LogPane).show(log, max(0, len(logs) - 1))
+
+    # ------------------------------------------------------------------ actions
+
+    def action_focus_gpus(self) -> None:
+        self.query_one(GpuPane).focus()
+
+    def action_next_metric(self) -> None:
+        names = self.state.training.names()
+        if names:
+            i = names.index(self.metric) + 1 if self.metric in names else 0
+            self.metric = names[i % len(names)]
+            self.metric_chosen = True
+            self.query_one(TrainingPane).show(self.state.training, self.metric, force=True)
+
+    def action_log(self) -> None:
+        pane = self.query_one(LogPane)
+        if pane.has_focus and len(self.state.logs) > 1:
+            self.log_index += 1
+        pane.focus()
+        self.refresh_view(force=True)
+
+    def action_search(self) -> None:
+        box = self.query_one("#search", Input)
+        box.display = True
+        box.focus()
+
+    @on(Input.Submitted, "#search")
+    def _search(self, event: Input.Submitted) -> None:
+        pane = self.query_one(LogPane)
+        pane.find(event.value)
+        event.input.display = False
+        pane.focus()
+
+    def key_escape(self) -> None:
+        box = self.query_one("#search", Input)
+        if box.display:
+            box.display = False
+            self.query_one(LogPane).focus()
+
+    def action_alerts(self) -> None:
+        self.app.push_screen(AlertsScreen(self.state))
+
+    def action_help(self) -> None:
+        self.app.push_screen(HelpScreen())
+
+    # ------------------------------------------------------------------ replay
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in REPLAY_ACTIONS:
+            return isinstance(self.source, ReplaySource)
+        return True
+
+    def action_replay_move(self, steps: int) -> None:
+        if isinstance(self.source, ReplaySource):
+            self.source.move(steps)
+
+    def action_replay_play(self) -> None:
+        if isinstance(self.source, ReplaySource):
+            self.source.toggle_play()
+
+    def action_replay_speed(self, by: int) -> None:
+        if isinstance(self.source, ReplaySource):
+            self.source.faster(by)
+
+    def action_replay_start(self) -> None:
+        if isinstance(self.source, ReplaySource):
+            self.source.to_start()
+
+    def action_replay_end(self) -> None:
+        if isinstance(self.source, ReplaySource):
+            self.source.to_end()

@@ -1,0 +1,44 @@
+"""``?``: every key of the dashboard, in one place."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+HELP = """\
+[b]gputui dashboard[/b] — one job: its GPUs, its training metrics, its output
+
+[b]everywhere[/b]
+  q / ctrl+c   quit (ends only gputui's own probe step or demo run; never your job)
+  ?            this help            a   alerts and events, with evidence and time
+  g            focus the GPU pane   l   focus the log pane / next output file
+  t            next training metric in the chart
+  /            search the log (enter: find, n: next older match, esc: close)
+[b]GPU pane[/b]
+  ↑/↓          move between rows    enter   expand / collapse a node's roll-up row
+  flags        idle (busy job, idle GPU), mem ⚠ (≥ 95 %), hot ⚠, LOST, straggler
+  ┐ ┘          the two GCDs of one MI250X; W with ᵖ is the whole package's power
+[b]log pane[/b]
+  f            follow / pause       ↑/↓ pgup/pgdn   scroll (pauses following)
+[b]replay[/b]
+  ← / →        move the time cursor (a fiftieth of the run)
+  home / end   start / end (end follows files still being written)
+  space        play / pause         [ / ]   half / double speed
+
+SIMULATED means the GPU values are not from a real GPU (demo, --backend sim).
+Thresholds: ~/.config/gputui/config.toml (or $GPUTUI_CONFIG), see docs/dashboard.md.
+"""
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,q,question_mark", "dismiss", "close")]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help-box"):
+            yield Static(HELP)
+
+    def action_dismiss(self) -> None:  # type: ignore[override]
+        self.dismiss(None)

@@ -1,0 +1,193 @@
+"""The GPU pane: one row per GPU grouped by node, node roll-ups for big jobs, outliers marked.
+
+Rows are rendered from :class:`~gputui.monitor.gpus.GpuBoard` on each refresh (no per-GPU widget), so a
+64 × 8 job costs one text block. Nodes collapse to a roll-up row each when the GPUs do not fit; ``enter``
+expands or collapses the node under the cursor (``up``/``down`` move it).
+"""
+
+from __future__ import annotations
+
+import statistics
+
+from rich.text import Text
+from textual.binding import Binding
+from textual.reactive import reactive
+from textual.widget import Widget
+
+from gputui.config import AlertThresholds
+from gputui.monitor.gpus import GpuBoard, GpuState, NodeState
+from gputui.tui.format import bar, gib, spark
+
+
+class GpuPane(Widget, can_focus=True):
+    BINDINGS = [
+        Binding("up,k", "cursor(-1)", "up", show=False),
+        Binding("down,j", "cursor(1)", "down", show=False),
+        Binding("enter", "toggle", "expand node"),
+    ]
+    cursor = reactive(0)
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.board: GpuBoard | None = None
+        self.thresholds = AlertThresholds()
+        self.now = 0.0
+        self.running = True
+        self.expanded: set[str] = set()
+        self.collapsed: set[str] = set()
+        self._row_nodes: list[str] = []  # node of each rendered row, for the cursor
+
+    def show(self, board: GpuBoard, thresholds: AlertThresholds, now: float, running: bool) -> None:
+        self.board, self.thresholds, self.now, self.running = board, thresholds, now, running
+        self.refresh()
+
+    def action_cursor(self, delta: int) -> None:
+        if self._row_nodes:
+            self.cursor = max(0, min(len(self._row_nodes) - 1, self.cursor + delta))
+
+    def action_toggle(self) -> None:
+        if not self._row_nodes:
+            return
+        host = self._row_nodes[min(self.cursor, len(self._row_nodes) - 1)]
+        if self._is_expanded(host):
+            self.expanded.discard(host)
+            self.collapsed.add(host)
+        else:
+            self.collapsed.discard(host)
+            self.expanded.add(host)
+        self.refresh()
+
+    def _auto_collapse(self) -> bool:
+        board = self.board
+        return board is not None and len(board.gpus) + len(board.nodes) + 1 > max(self.size.height, 8)
+
+    def _is_expanded(self, host: str) -> bool:
+        if host in self.expanded:
+            return True
+        if host in self.collapsed:
+            return False
+        return not self._auto_collapse()
+
+    # ------------------------------------------------------------------ rendering
+
+    def render(self) -> Text:
+        board = self.board
+        width = max(self.size.width, 40)
+        if board is None or not board.gpus:
+            self._row_nodes = []
+            waiting = (
+                "waiting for GPU samples…" if board is None or not board.nodes else "no GPUs on this job"
+            )
+            return Text(waiting, style="dim")
+        out = Text(no_wrap=True, overflow="ellipsis")
+        out.append_text(self._summary(board))
+        rows: list[str] = []
+        median = board.median_util()
+        for host in sorted(board.nodes):
+            node = board.nodes[host]
+            if not node.gpus:
+                continue
+            selected = len(rows) == self.cursor and self.has_focus
+            if self._is_expanded(host):
+                for gpu in node.ordered():
+                    out.append("\n")
+                    out.append_text(self._gpu_row(gpu, node, width, median, selected))
+                    rows.append(host)
+                    selected = False
+            else:
+                out.append("\n")
+                out.append_text(self._node_row(node, width, median, selected))
+                rows.append(host)
+        self._row_nodes = rows
+        return out
+
+    def _summary(self, board: GpuBoard) -> Text:
+        s = board.summary()
+        text = Text()
+        if board.simulated:
+            text.append(" SIMULATED ", style="bold reverse yellow")
+            text.append(" ")
+        fmt = lambda v: "?" if v is None else f"{v:.0f}"  # noqa: E731
+        text.append(f"GPUs {s['gpus']}  util min/med/max {fmt(s['util_min'])}/{fmt(s['util_median'])}/")
+        text.append(f"{fmt(s['util_max'])} %  mem {fmt(s['mem_pct'])} %  ")
+        lost = s["nodes"] - s["nodes_reporting"]
+        text.append(f"nodes {s['nodes_reporting']}/{s['nodes']}", style="bold red" if lost else "")
+        return text
+
+    def _flags(self, gpu: GpuState, node: NodeState, median: float | None) -> list[tuple[str, str]]:
+        th, flags = self.thresholds, []
+        if node.lost or gpu.lost:
+            return [("LOST", "bold red")]
+        if gpu.idle_since is not None and median is not None and median >= th.busy_util_pct and self.running:
+            idle = self.now - gpu.idle_since
+            if idle >= 30:
+                flags.append(
+                    (f"idle {idle / 60:.0f}m ⚠" if idle >= 60 else f"idle {idle:.0f}s", "bold yellow")
+                )
+        pct = gpu.mem_pct
+        if pct is not None and pct >= th.mem_high_pct:
+            flags.append(("mem ⚠", "bold red"))
+        if gpu.temp is not None and gpu.temp >= th.hot_temp_c:
+            flags.append(("hot ⚠", "bold red"))
+        return flags
+
+    def _gpu_row(self, gpu: GpuState, node: NodeState, width: int, median: float | None, sel: bool) -> Text:
+        line = Text(style="reverse" if sel else "")
+        host = gpu.host[:10].ljust(10)
+        pair = ""
+        if gpu.package_id is not None:
+            pair = "┐" if gpu.package_power else "┘"
+        line.append(f"{host} {gpu.index if gpu.index is not None else '?'!s:>2}{pair or ' '}", style="bold")
+        util = gpu.util
+        style = (
+            "green"
+            if util is not None and util >= 60
+            else "yellow"
+            if util is not None and util >= 20
+            else "red"
+        )
+        bar_w = 10 if width >= 60 else 6
+        line.append(bar(util, bar_w), style=style)
+        line.append(f" {util:3.0f}%" if util is not None else "   ?%")
+        if width >= 60:
+            line.append(" " + spark(list(gpu.recent), 8), style="cyan")
+        line.append(f" {gib(gpu.mem_used):>5}/{gib(gpu.mem_total)} GB")
+        line.append(f" {gpu.temp:3.0f}°C" if gpu.temp is not None else "   –°C")
+        if gpu.secondary_die:
+            line.append("  pkg ", style="dim")
+        elif gpu.power is not None:
+            line.append(f" {gpu.power:4.0f} W" + ("ᵖ" if gpu.package_power else " "))
+        else:
+            line.append("    – W ")
+        for flag, fstyle in self._flags(gpu, node, median):
+            line.append(" ")
+            line.append(flag, style=fstyle)
+        return line
+
+    def _node_row(self, node: NodeState, width: int, median: float | None, sel: bool) -> Text:
+        line = Text(style="reverse" if sel else "")
+        gpus = node.ordered()
+        utils = [g.util for g in gpus if g.util is not None]
+        mean = statistics.fmean(utils) if utils else None
+        line.append(f"▸ {node.host[:10].ljust(10)} ", style="bold")
+        line.append(f"{len(gpus)}×GPU ")
+        line.append(bar(mean, 8), style="green" if mean is not None and mean >= 60 else "yellow")
+        line.append(f" {mean:3.0f}%" if mean is not None else "   ?%")
+        if utils:
+            line.append(f" min {min(utils):3.0f}%", style="dim")
+        used = sum(g.mem_used or 0 for g in gpus)
+        total = sum(g.mem_total or 0 for g in gpus)
+        if total:
+            line.append(f"  mem {100 * used / total:3.0f}%")
+        flagged: dict[str, int] = {}
+        for gpu in gpus:
+            for flag, _style in self._flags(gpu, node, median):
+                key = flag.split(" ")[0]
+                flagged[key] = flagged.get(key, 0) + 1
+        if node.lost:
+            line.append("  LOST", style="bold red")
+        elif median is not None and mean is not None and median - mean >= self.thresholds.straggler_gap_pct:
+            line.append("  straggler ⚠", style="bold yellow")
+        for key, count in flagged.items():
+            line.append(f"  {count} {key} ⚠", style="bold yellow")
+        return line

@@ -1,0 +1,81 @@
+"""The header line (job, state, time, GPUs, epoch, ETA) and the one-line alert banner, as text."""
+
+from __future__ import annotations
+
+import time
+
+from rich.text import Text
+
+from gputui.monitor.state import DashboardState
+from gputui.tui.format import duration
+
+STATE_STYLE = {
+    "RUNNING": "bold green",
+    "COMPLETED": "bold cyan",
+    "PENDING": "bold yellow",
+    "FAILED": "bold red",
+    "CANCELLED": "bold red",
+    "TIMEOUT": "bold red",
+    "NODE_FAIL": "bold red",
+}
+
+
+def header_text(state: DashboardState) -> Text:
+    job, training = state.job, state.training
+    text = Text(no_wrap=True, overflow="ellipsis")
+    text.append(" gputui ", style="bold reverse")
+    text.append(f" {job.title}", style="bold")
+    if job.name:
+        text.append(f" {job.name[:30]}")
+    text.append("  ")
+    text.append(job.state, style=STATE_STYLE.get(job.state, "bold"))
+    elapsed = state.elapsed_s()
+    if elapsed is not None:
+        limit = f"/{duration(job.time_limit_s)}" if job.time_limit_s else ""
+        text.append(f" {duration(elapsed)}{limit}")
+    nodes = len(state.board.nodes) or len(job.nodes)
+    gpus = len(state.board.gpus) or job.gpus_expected or 0
+    if nodes:
+        per = f" × {gpus // nodes} GPU" if gpus and gpus % nodes == 0 else f", {gpus} GPU"
+        text.append(f"  {nodes} node{'s' if nodes != 1 else ''}{per if gpus else ''}")
+    if state.board.simulated or job.simulated:
+        text.append("  SIMULATED", style="bold yellow")
+    epoch, total = training.current_epoch(), training.epochs_total
+    if epoch is not None:
+        text.append(f"  epoch {epoch}" + (f"/{total}" if total else ""))
+    eta = training.eta_s()
+    if eta is not None and job.state not in ("COMPLETED", "FAILED", "CANCELLED"):
+        text.append(f"  ETA {duration(eta)}")
+        if state.eta_beyond_limit():
+            text.append(" > time limit ⚠", style="bold red")
+    if state.outcome is not None and not job.running:
+        text.append(f"  outcome {state.outcome.get('outcome')}", style="bold")
+    cursor = state.cursor
+    if cursor:
+        start, at, end = cursor.get("start", 0), cursor.get("at") or 0, cursor.get("end", 0)
+        mark = "▶" if cursor.get("playing") else "⏸"
+        text.append(f"  {mark} {duration(at - start)}/{duration(end - start)} {cursor.get('speed', 1):g}×")
+        if cursor.get("live"):
+            text.append(" live", style="green")
+    return text
+
+
+def banner_text(state: DashboardState) -> Text | None:
+    """The newest active alert, or the source's latest error/notice; None when all is well."""
+    alert = state.alerts.latest()
+    if alert is not None:
+        style = "bold white on red" if alert.severity == "error" else "bold black on yellow"
+        count = len(state.alerts.active)
+        more = f"  (+{count - 1} more: a)" if count > 1 else ""
+        when = time.strftime("%H:%M:%S", time.localtime(alert.time))
+        return Text(
+            f" ⚠ {when} {alert.message} — {alert.evidence}{more}",
+            style=style,
+            no_wrap=True,
+            overflow="ellipsis",
+        )
+    note = state.status
+    if note is not None and note.level in ("error", "warning"):
+        style = "bold white on red" if note.level == "error" else "bold black on yellow"
+        return Text(f" {note.message}", style=style, no_wrap=True, overflow="ellipsis")
+    return None

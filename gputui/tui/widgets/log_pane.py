@@ -1,0 +1,112 @@
+"""The log pane: the job's output as a terminal would show it (ANSI colours, the current ``\\r`` frame),
+followed live or paused and scrolled, searchable.
+
+Only the visible lines are turned into styled text on each refresh, whatever the log's length.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.binding import Binding
+from textual.reactive import reactive
+from textual.widget import Widget
+
+from gputui.monitor.logtext import LogText
+
+
+class LogPane(Widget, can_focus=True):
+    BINDINGS = [
+        Binding("up,k", "scroll_lines(-1)", "up", show=False),
+        Binding("down,j", "scroll_lines(1)", "down", show=False),
+        Binding("pageup", "scroll_lines(-10)", "page up", show=False),
+        Binding("pagedown", "scroll_lines(10)", "page down", show=False),
+        Binding("f", "toggle_follow", "follow/pause"),
+        Binding("n", "next_match", "next match", show=False),
+    ]
+    follow = reactive(True)
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.log_text: LogText | None = None
+        self.others = 0
+        self.back = 0  # lines scrolled back from the end (0 = the end)
+        self.search: str | None = None
+        self.match_line: int | None = None
+
+    def show(self, log: LogText | None, others: int = 0) -> None:
+        self.log_text, self.others = log, others
+        if self.follow:
+            self.back = 0
+        self.border_title = self._title()
+        self.refresh()
+
+    def _title(self) -> str:
+        if self.log_text is None:
+            return "log"
+        more = f" (+{self.others} more: l)" if self.others else ""
+        state = "following" if self.follow else "paused (f follows)"
+        found = f" · /{self.search}" if self.search else ""
+        return f"log {self.log_text.path}{more} · {state}{found}"
+
+    def watch_follow(self, follow: bool) -> None:
+        if follow:
+            self.back = 0
+        self.border_title = self._title()
+        self.refresh()
+
+    def action_toggle_follow(self) -> None:
+        self.follow = not self.follow
+
+    def action_scroll_lines(self, delta: int) -> None:
+        if self.log_text is None:
+            return
+        total = len(self.log_text.view())
+        self.follow = False
+        self.back = max(0, min(total - 1, self.back - delta))
+        self.refresh()
+
+    def find(self, pattern: str, *, backwards_from: int | None = None) -> bool:
+        """Show the newest line (before ``backwards_from``) containing ``pattern``; pause following."""
+        self.search = pattern or None
+        if not pattern or self.log_text is None:
+            self.match_line = None
+            self.refresh()
+            return False
+        lines = self.log_text.view()
+        start = len(lines) - 1 if backwards_from is None else backwards_from - 1
+        needle = pattern.lower()
+        for i in range(start, -1, -1):
+            if needle in Text.from_ansi(lines[i]).plain.lower():
+                self.match_line = i
+                self.follow = False
+                height = max(1, self.size.height)
+                self.back = max(0, len(lines) - 1 - i - height // 2)
+                self.border_title = self._title()
+                self.refresh()
+                return True
+        self.border_title = self._title() + " · not found"
+        self.refresh()
+        return False
+
+    def action_next_match(self) -> None:
+        if self.search:
+            self.find(self.search, backwards_from=self.match_line)
+
+    def render(self) -> Text:
+        if self.log_text is None:
+            return Text("no output followed yet", style="dim")
+        lines = self.log_text.view()
+        height = max(1, self.size.height)
+        end = len(lines) - self.back
+        first = max(0, end - height)
+        out = Text(no_wrap=True, overflow="ellipsis")
+        for i in range(first, end):
+            line = Text.from_ansi(lines[i])
+            if self.search:
+                line.highlight_words([self.search], style="reverse yellow", case_sensitive=False)
+            if i == self.match_line:
+                line.stylize("bold")
+            out.append_text(line)
+            if i < end - 1:
+                out.append("\n")
+        return out

@@ -1,0 +1,107 @@
+"""The training pane: the chosen metric as a chart, epoch-time bars, images/s, and epoch progress.
+
+The chart is a :class:`textual_plotext.PlotextPlot`, redrawn only when its data changed and at most
+every ``MIN_REDRAW_S``, with each series thinned to the plot's width.
+"""
+
+from __future__ import annotations
+
+import time
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import Static
+from textual_plotext import PlotextPlot
+
+from gputui.monitor.training import TrainingState
+from gputui.tui.format import SPARK, bar, duration, number
+
+MIN_REDRAW_S = 1.0
+
+
+class MetricChart(PlotextPlot):
+    """One metric against step or epoch."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._key: tuple | None = None
+        self._drawn_at = 0.0
+
+    def draw(self, training: TrainingState, name: str | None, *, force: bool = False) -> None:
+        series = training.metrics.get(name) if name else None
+        key = (name, len(series.by_time) if series else 0, series.last if series else None, self.size)
+        now = time.monotonic()
+        if key == self._key or (not force and now - self._drawn_at < MIN_REDRAW_S):
+            return
+        self._key, self._drawn_at = key, now
+        plt = self.plt
+        plt.clear_data()
+        plt.clear_figure()
+        if series is None:
+            plt.title("no training metrics yet")
+        else:
+            axis, points = series.x_axis()
+            width = max(10, self.size.width - 10)
+            xs, ys = _thin(points.times, points.values, width * 2)
+            if axis == "time":
+                xs = [(x - xs[0]) / 60 for x in xs]
+                axis = "minutes"
+            plt.plot(xs, ys, marker="braille")
+            plt.title(f"{name}" + (f"  ({series.nonfinite} seen)" if series.nonfinite else ""))
+            plt.xlabel(axis)
+        self.refresh()
+
+
+def _thin(xs: list[float], ys: list[float], limit: int) -> tuple[list[float], list[float]]:
+    if len(xs) <= limit:
+        return list(xs), list(ys)
+    step = len(xs) / limit
+    idx = sorted({int(i * step) for i in range(limit)} | {len(xs) - 1})
+    return [xs[i] for i in idx], [ys[i] for i in idx]
+
+
+def epoch_lines(training: TrainingState, width: int) -> Text:
+    """Epoch progress, epoch-time bars (newest right), images/s and the latest values."""
+    text = Text(no_wrap=True, overflow="ellipsis")
+    epoch, total = training.current_epoch(), training.epochs_total
+    if epoch is not None:
+        done = len(training.rows())
+        label = f"epoch {epoch}" + (f"/{total}" if total else "") + f" ({done} done)"
+        text.append(label, style="bold")
+        if total:
+            text.append("  " + bar(100 * min(done, total) / total, 12), style="magenta")
+        eta = training.eta_s()
+        if eta is not None:
+            text.append(f"  ETA {duration(eta)}")
+        text.append("\n")
+    times = training.epoch_times()
+    if times:
+        top = max(times)
+        shown = times[-max(1, (width - 22) // 2) :]
+        text.append("epoch s ")
+        text.append(" ".join(SPARK[min(7, int(t / top * 7.999))] for t in shown), style="cyan")
+        text.append(f"  last {times[-1]:.1f}s")
+        if len(times) > 1:
+            text.append(f" (1st {times[0]:.1f}s)", style="dim")
+        text.append("\n")
+    rate = training.images_per_s()
+    if rate is not None:
+        text.append(f"images/s {number(rate, 3)}  ")
+    for name in ("loss", "accuracy", "val_loss", "val_accuracy"):
+        series = training.metrics.get(name)
+        if series is not None and series.last is not None:
+            text.append(f"{name} {number(series.last)}  ")
+    if not text.plain:
+        text.append("waiting for training metrics…", style="dim")
+    return text
+
+
+class TrainingPane(Vertical):
+    def compose(self) -> ComposeResult:
+        yield MetricChart(id="metric-chart")
+        yield Static(id="epoch-lines")
+
+    def show(self, training: TrainingState, metric: str | None, *, force: bool = False) -> None:
+        self.query_one(MetricChart).draw(training, metric, force=force)
+        self.query_one("#epoch-lines", Static).update(epoch_lines(training, self.size.width))
