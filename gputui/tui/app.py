@@ -6,6 +6,9 @@ terminal, also after an error. The caller waits for the source to finish after `
 
 from __future__ import annotations
 
+import os
+import time
+
 from textual.app import App
 from textual.binding import Binding
 
@@ -30,6 +33,18 @@ class GputuiApp(App[int]):
         self.push_screen(DashboardScreen(self.source, self.config))
         if self.duration:
             self.set_timer(self.duration, self.action_quit)
+        report = os.environ.get("GPUTUI_FIRST_FRAME_FILE")  # benchmarks/first_frame.py
+        if report:
+            self.call_after_refresh(self._first_frame, report)
+
+    def _first_frame(self, report: str) -> None:
+        """Write the seconds from process start to the first frame, then quit (benchmark hook)."""
+        import psutil
+
+        elapsed = time.time() - psutil.Process().create_time()
+        with open(report, "a", encoding="utf-8") as fh:
+            fh.write(f"{elapsed:.3f}\n")
+        self.call_later(self.action_quit)
 
     async def action_quit(self) -> None:
         self.source.stop()

@@ -1,0 +1,93 @@
+"""Time to first frame of the dashboard: process start → the first screen drawn, for demo, replay and attach.
+
+Each command runs in a pseudo-terminal (``script``) with ``GPUTUI_FIRST_FRAME_FILE`` set: the app writes
+the seconds since its process was created once its first frame is on screen, then quits. Goal (issue 10):
+under 0.8 s on the development machine (Textual's own import is ~0.2–0.35 s of it). Attach is measured on
+a job id Slurm does not know when no cluster is reachable (the screen and its one-line error are the
+first frame either way).
+
+    python benchmarks/first_frame.py [--runs 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def replay_file(folder: Path) -> Path:
+    sys.path.insert(0, str(ROOT))
+    from gputui.recordio import RecordWriter
+    from gputui.records import gpu_sample, metric
+
+    path = folder / "run.jsonl"
+    with RecordWriter(path) as out:
+        for t in range(600):
+            for gpu in range(8):
+                out.write(
+                    gpu_sample(
+                        host="node1",
+                        gpu_id=f"GPU-{gpu}",
+                        index=gpu,
+                        vendor="nvidia",
+                        source="sim",
+                        simulated=True,
+                        time=1.8e9 + t,
+                        util_gpu_pct=90.0,
+                    )
+                )
+            out.write(metric("loss", 2.0 / (1 + t), step=t + 1, time=1.8e9 + t))
+    return path
+
+
+def first_frame(argv: list[str], runs: int) -> list[float]:
+    times = []
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory() as tmp:
+            report = Path(tmp) / "frame"
+            env = dict(os.environ, GPUTUI_FIRST_FRAME_FILE=str(report), TERM="xterm-256color")
+            cmd = ["script", "-qec", shlex.join(argv), "/dev/null"]
+            subprocess.run(
+                cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, timeout=60, check=False
+            )
+            if report.exists():
+                times.append(float(report.read_text().split()[0]))
+    return times
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    if shutil.which("script") is None:
+        print("needs `script` (util-linux) for a pseudo-terminal")
+        return 1
+    gputui = [sys.executable, "-m", "gputui"]
+    with tempfile.TemporaryDirectory() as tmp:
+        cases = {
+            "demo": [*gputui, "demo"],
+            "replay (600 s × 8 GPUs)": [*gputui, "replay", str(replay_file(Path(tmp)))],
+            "attach (unknown job)": [*gputui, "attach", "999999"],
+        }
+        print(f"{'command':<26} {'median s':>9} {'min s':>7} {'max s':>7}  runs")
+        for name, argv in cases.items():
+            times = first_frame(argv, args.runs)
+            if not times:
+                print(f"{name:<26} no frame reported")
+                continue
+            median = statistics.median(times)
+            print(f"{name:<26} {median:9.3f} {min(times):7.3f} {max(times):7.3f} {len(times):5d}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
