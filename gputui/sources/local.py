@@ -56,7 +56,7 @@ class LocalRunSource(RecordSource):
         return JobInfo(
             kind="local",
             title=self.title,
-            name=" ".join(self.spec.cmd[-3:]) if len(self.spec.cmd) > 3 else " ".join(self.spec.cmd),
+            name=self.spec.job_name or Path(self.spec.cmd[0]).name,
             state="STARTING",
             nodes=["localhost"],
             gpus_expected=self.spec.world_size if self.simulated else None,

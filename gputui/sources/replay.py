@@ -15,11 +15,13 @@ the files is shown as it comes.
 from __future__ import annotations
 
 import bisect
+import copy
 import os
 import threading
 import time
 
 from gputui.logs.follower import FileFollower, LogFollower
+from gputui.monitor.logtext import LogText
 from gputui.monitor.state import DashboardState, JobInfo
 from gputui.recordio import ReadStats, parse_line
 from gputui.records import Record, RecordError
@@ -96,7 +98,8 @@ class ReplaySource(RecordSource):
         self._wake = threading.Event()
         self._lock = threading.Lock()
         self._jump: float | None = None  # a cursor target set by the UI
-        self._texts: dict[str, bytearray] = {}
+        self._logs: dict[str, LogText] = {}  # the training logs' text so far: a rebuilt state gets a copy
+        self._said: list[tuple[str, str, float]] = []  # the source's own notices: a rebuilt state keeps them
         self.skipped = 0
 
     def job_info(self) -> JobInfo:
@@ -149,19 +152,27 @@ class ReplaySource(RecordSource):
         readers: list = []
         for path in self.paths:
             if not os.path.exists(path):
-                feed.say("error", f"{path}: no such file")
+                self._say(feed, "error", f"{path}: no such file")
                 continue
             if os.path.isdir(path):
-                feed.say("error", f"{path}: is a directory (give record files or training logs)")
+                self._say(feed, "error", f"{path}: is a directory (give record files or training logs)")
                 continue
             if is_record_file(path):
                 readers.append((path, _RecordFile(path)))
             else:
-                self._texts[path] = bytearray()
+                self._logs[path] = LogText(path)
                 readers.append(
-                    (path, LogFollower(path, on_data=lambda d, p=path: feed.text(p, d), on_reset=None))
+                    (path, LogFollower(path, on_data=lambda d, p=path: self._text(feed, p, d), on_reset=None))
                 )
         return readers
+
+    def _say(self, feed: Feed, level: str, message: str) -> None:
+        self._said.append((level, message, time.time()))
+        feed.say(level, message)
+
+    def _text(self, feed: Feed, path: str, data: bytes) -> None:
+        self._logs[path].feed(data, time.time())
+        feed.text(path, data)
 
     def _poll(self, readers: list) -> list[Record]:
         new: list[Record] = []
@@ -205,6 +216,9 @@ class ReplaySource(RecordSource):
         end = bisect.bisect_right(self.times, at)
         state.job.started = self.times[0] if self.times else None
         state.ingest(self.records[:end])
+        state.logs = {path: copy.deepcopy(log) for path, log in self._logs.items()}
+        for level, message, when in self._said:
+            state.say(level, message, when)
         state.clock = at
         state.skipped = self.skipped
         return state
@@ -224,7 +238,7 @@ class ReplaySource(RecordSource):
     def run(self, feed: Feed) -> None:
         readers = self._open(feed)
         if not readers:
-            feed.say("error", "nothing to replay")
+            self._say(feed, "error", "nothing to replay")
             return
         while True:  # load everything there is now
             batch = self._poll(readers)
@@ -232,9 +246,9 @@ class ReplaySource(RecordSource):
                 break
             self._add(batch)
         if not self.records:
-            feed.say("warning", "no records found in " + ", ".join(self.paths))
+            self._say(feed, "warning", "no records found in " + ", ".join(self.paths))
         if self.skipped:
-            feed.say("warning", f"{self.skipped} line(s) were not records and were skipped")
+            self._say(feed, "warning", f"{self.skipped} line(s) were not records and were skipped")
         self.at = self.span[1]
         feed.replace_state(self._state_at(self.at))
         self._tell(feed)

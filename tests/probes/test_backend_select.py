@@ -6,8 +6,8 @@ import ast
 from pathlib import Path
 
 import gputui.probes.base as base
-from gputui.probes.base import Backend
 from gputui.probes.backends import BACKENDS, make_backend
+from gputui.probes.base import Backend
 
 PACKAGE = ("gputui", "probes")
 
@@ -33,7 +33,7 @@ def _imported_modules(path: Path) -> set[str]:
 def test_base_imports_no_other_probe_module() -> None:
     imported = _imported_modules(Path(base.__file__))
     probes = sorted(m for m in imported if m == "gputui.probes" or m.startswith("gputui.probes."))
-    assert probes == [], f"gputui/probes/base.py imports {probes}: keep it a leaf (backend choice: backends.py)"
+    assert probes == [], f"gputui/probes/base.py imports {probes}: keep it a leaf"
     assert not hasattr(base, "make_backend") and not hasattr(base, "BACKENDS")
 
 

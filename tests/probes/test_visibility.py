@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from gputui.probes.backends import make_backend
 from gputui.probes.base import Device, ProbeError, select_visible, visibility_list
 from gputui.probes.headless import expand_log_path
-from gputui.probes.backends import make_backend
 
 
 def _devs(n=4):

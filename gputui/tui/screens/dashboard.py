@@ -27,6 +27,7 @@ from gputui.tui.widgets.log_pane import LogPane
 from gputui.tui.widgets.timeline import Timeline
 from gputui.tui.widgets.training_pane import TrainingPane
 
+SMALL_HEIGHT = 30  # terminals with fewer rows are "-small": no timeline, so the metric chart has room
 REPLAY_ACTIONS = frozenset({"replay_move", "replay_play", "replay_speed", "replay_start", "replay_end"})
 
 
@@ -80,6 +81,12 @@ class DashboardScreen(Screen):
         self.set_interval(self.config.dashboard.refresh_s, self.refresh_view)
         self.refresh_view(force=True)
 
+    def on_unmount(self) -> None:
+        # However the app ends (q, an error, App.exit), end the source: the worker thread must return,
+        # or asyncio.run's executor shutdown waits for it and App.run never returns.
+        self.feed.closed.set()
+        self.source.stop()
+
     def _run_source(self) -> None:
         try:
             self.source.run_to_end(self.feed)
@@ -97,6 +104,7 @@ class DashboardScreen(Screen):
         self.refresh_view(force=True)
 
     def on_resize(self) -> None:
+        self.set_class(self.size.height < SMALL_HEIGHT, "-small")  # gputui.tcss drops the timeline
         self.refresh_view(force=True)
 
     # ------------------------------------------------------------------ drawing
@@ -110,15 +118,18 @@ class DashboardScreen(Screen):
         banner_widget.display = banner is not None
         if banner is not None:
             banner_widget.update(banner)
+        # charts redraw themselves at most once a second and only on new data: ask every tick, so a
+        # redraw skipped by that limit is not left stale when the stream goes quiet
+        names = state.training.names()
+        if not self.metric_chosen or self.metric not in names:
+            self.metric = names[0] if names else None
+        self.query_one(Timeline).draw(state.board.util_line, state.training.step_time, force=force)
+        self.query_one(TrainingPane).query_one("#metric-chart").draw(state.training, self.metric, force=force)
         if state.version == self._drawn_version and not force:
             return
         self._drawn_version = state.version
         self.query_one(GpuPane).show(state.board, state.alerts.thresholds, state.now(), state.job.running)
-        names = state.training.names()
-        if not self.metric_chosen or self.metric not in names:
-            self.metric = names[0] if names else None
         self.query_one(TrainingPane).show(state.training, self.metric, force=force)
-        self.query_one(Timeline).draw(state.board.util_line, state.training.step_time, force=force)
         logs = list(state.logs.values())
         log = logs[self.log_index % len(logs)] if logs else None
         self.query_one(LogPane).show(log, max(0, len(logs) - 1))

@@ -18,6 +18,8 @@ from gputui.config import AlertThresholds
 from gputui.monitor.gpus import GpuBoard, GpuState, NodeState
 from gputui.tui.format import bar, gib, spark
 
+ROW_WIDTH = 64  # a GPU row with its sparkline, before the flags
+
 
 class GpuPane(Widget, can_focus=True):
     BINDINGS = [
@@ -36,6 +38,7 @@ class GpuPane(Widget, can_focus=True):
         self.expanded: set[str] = set()
         self.collapsed: set[str] = set()
         self._row_nodes: list[str] = []  # node of each rendered row, for the cursor
+        self._spark = True  # whether GPU rows have the sparkline column
 
     def show(self, board: GpuBoard, thresholds: AlertThresholds, now: float, running: bool) -> None:
         self.board, self.thresholds, self.now, self.running = board, thresholds, now, running
@@ -83,6 +86,17 @@ class GpuPane(Widget, can_focus=True):
         out.append_text(self._summary(board))
         rows: list[str] = []
         median = board.median_util()
+        # Flags matter more than the sparkline: drop that column when a shown row's flags would not fit.
+        flags_width = max(
+            (
+                sum(len(flag) + 1 for flag, _style in self._flags(gpu, node, median))
+                for node in board.nodes.values()
+                if self._is_expanded(node.host)
+                for gpu in node.gpus.values()
+            ),
+            default=0,
+        )
+        self._spark = width >= ROW_WIDTH + flags_width
         for host in sorted(board.nodes):
             node = board.nodes[host]
             if not node.gpus:
@@ -149,7 +163,7 @@ class GpuPane(Widget, can_focus=True):
         bar_w = 10 if width >= 60 else 6
         line.append(bar(util, bar_w), style=style)
         line.append(f" {util:3.0f}%" if util is not None else "   ?%")
-        if width >= 60:
+        if self._spark:
             line.append(" " + spark(list(gpu.recent), 8), style="cyan")
         line.append(f" {gib(gpu.mem_used):>5}/{gib(gpu.mem_total)} GB")
         line.append(f" {gpu.temp:3.0f}°C" if gpu.temp is not None else "   –°C")
