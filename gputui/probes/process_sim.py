@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 import psutil
 
 from gputui.probes.sim import SimBackend
-from gputui.records import Record, gpu_sample
+from gputui.records import Record
 
 SIM_MEM_TOTAL = 16 * 1024**3
 
@@ -31,7 +31,6 @@ class ProcessSimBackend(SimBackend):
         super().__init__(base)
         self.pids = pids  # rank → pid (None before it starts or after it ended)
         self._cpu: dict[int, tuple[float, float]] = {}  # pid → (cpu seconds, wall) at the last sample
-        self._energy_j: dict[int, float] = {}
 
     def _activity(self, pid: int | None, now: float) -> tuple[float, int]:
         """(CPU % of one core since the previous sample, resident bytes) of ``pid``; (0, 0) if gone."""
@@ -60,28 +59,9 @@ class ProcessSimBackend(SimBackend):
         for pos, dev in enumerate(self.devices):
             pid = pids[pos] if pos < len(pids) else None
             util, rss = self._activity(pid, now)
-            power = 60 + (self.power_limit - 60) * util / 100 * 0.9
-            energy = self._energy_j.get(pos, 0.0) + power * self.interval
-            self._energy_j[pos] = energy
             values = self.common(dev, pos)
             values["processes"] = (
                 [{"pid": pid, "used_mem_bytes": rss, "rank": pos, "name": "python"}] if pid and rss else []
             )
-            out.append(
-                gpu_sample(
-                    host=self.host,
-                    gpu_id=dev.gpu_id,
-                    vendor=self.vendor,
-                    source="sim",
-                    time=now,
-                    util_gpu_pct=round(util, 1),
-                    mem_used_bytes=rss,
-                    mem_total_bytes=SIM_MEM_TOTAL,
-                    temp_c=round(32 + 45 * util / 100, 1),
-                    power_w=round(power, 1),
-                    power_limit_w=self.power_limit,
-                    energy_j=round(energy, 1),
-                    **values,
-                )
-            )
+            out.append(self.record(dev, now, util, rss, SIM_MEM_TOTAL, **values))
         return out

@@ -83,9 +83,6 @@ class SimBackend(Backend):
         out = []
         for pos, dev in enumerate(self.devices):
             util, mem = self._trace(dev, t)
-            power = 60 + (self.power_limit - 60) * util / 100 * 0.9
-            energy = self._energy.get(dev.gpu_id, 1000.0 * (1 + dev.index)) + power * self.interval
-            self._energy[dev.gpu_id] = energy
             used = int(self.mem_total * mem)
             values = self.common(dev, pos)
             missing = {}
@@ -102,25 +99,29 @@ class SimBackend(Backend):
             else:
                 values["processes"] = None
                 missing["processes"] = "not_sampled"
-            out.append(
-                gpu_sample(
-                    host=self.host,
-                    gpu_id=dev.gpu_id,
-                    vendor=self.vendor,
-                    source="sim",
-                    time=now,
-                    util_gpu_pct=round(util, 1),
-                    util_mem_bw_pct=round(util * 0.45, 1),
-                    mem_used_bytes=used,
-                    mem_total_bytes=self.mem_total,
-                    temp_c=round(32 + 45 * util / 100, 1),
-                    power_w=round(power, 1),
-                    power_limit_w=self.power_limit,
-                    energy_j=round(energy, 1),
-                    clock_sm_mhz=self.clock_sm if util > 20 else 210,
-                    clock_mem_mhz=self.clock_mem,
-                    missing=missing,
-                    **values,
-                )
-            )
+            out.append(self.record(dev, now, util, used, self.mem_total, missing=missing, **values))
         return out
+
+    def record(self, dev: Device, now: float, util: float, used: int, total: int, **values: object) -> Record:
+        """One simulated ``gpu`` record: power, energy, temperature and clocks follow ``util``."""
+        power = 60 + (self.power_limit - 60) * util / 100 * 0.9
+        energy = self._energy.get(dev.gpu_id, 1000.0 * (1 + dev.index)) + power * self.interval
+        self._energy[dev.gpu_id] = energy
+        return gpu_sample(
+            host=self.host,
+            gpu_id=dev.gpu_id,
+            vendor=self.vendor,
+            source="sim",
+            time=now,
+            util_gpu_pct=round(util, 1),
+            util_mem_bw_pct=round(util * 0.45, 1),
+            mem_used_bytes=used,
+            mem_total_bytes=total,
+            temp_c=round(32 + 45 * util / 100, 1),
+            power_w=round(power, 1),
+            power_limit_w=self.power_limit,
+            energy_j=round(energy, 1),
+            clock_sm_mhz=self.clock_sm if util > 20 else 210,
+            clock_mem_mhz=self.clock_mem,
+            **values,
+        )
