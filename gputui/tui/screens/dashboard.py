@@ -124,12 +124,12 @@ class DashboardScreen(Screen):
         if not self.metric_chosen or self.metric not in names:
             self.metric = names[0] if names else None
         self.query_one(Timeline).draw(state.board.util_line, state.training.step_time, force=force)
-        self.query_one(TrainingPane).query_one("#metric-chart").draw(state.training, self.metric, force=force)
+        self.query_one(TrainingPane).draw_chart(state.training, self.metric, force=force)
         if state.version == self._drawn_version and not force:
             return
         self._drawn_version = state.version
         self.query_one(GpuPane).show(state.board, state.alerts.thresholds, state.now(), state.job.running)
-        self.query_one(TrainingPane).show(state.training, self.metric, force=force)
+        self.query_one(TrainingPane).show_epochs(state.training)
         logs = list(state.logs.values())
         log = logs[self.log_index % len(logs)] if logs else None
         self.query_one(LogPane).show(log, max(0, len(logs) - 1))
@@ -145,7 +145,7 @@ class DashboardScreen(Screen):
             i = names.index(self.metric) + 1 if self.metric in names else 0
             self.metric = names[i % len(names)]
             self.metric_chosen = True
-            self.query_one(TrainingPane).show(self.state.training, self.metric, force=True)
+            self.query_one(TrainingPane).draw_chart(self.state.training, self.metric, force=True)
 
     def action_log(self) -> None:
         pane = self.query_one(LogPane)

@@ -8,27 +8,14 @@ second and only when they changed.
 
 from __future__ import annotations
 
-import time
-
-from textual_plotext import PlotextPlot
-
 from gputui.monitor.series import Series
+from gputui.tui.widgets.throttled_plot import ThrottledPlot
 
-MIN_REDRAW_S = 1.0
 
-
-class Timeline(PlotextPlot):
-    def __init__(self, **kwargs) -> None:
-        super().__init__(**kwargs)
-        self._key: tuple | None = None
-        self._drawn_at = 0.0
-
+class Timeline(ThrottledPlot):
     def draw(self, util: Series, step_time: Series, *, force: bool = False) -> None:
-        key = (len(util), util.last, len(step_time), step_time.last, self.size)
-        now = time.monotonic()
-        if key == self._key or (not force and now - self._drawn_at < MIN_REDRAW_S):
+        if not self.due((len(util), util.last, len(step_time), step_time.last), force=force):
             return
-        self._key, self._drawn_at = key, now
         plt = self.plt
         plt.clear_data()
         plt.clear_figure()

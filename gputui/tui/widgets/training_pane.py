@@ -1,40 +1,30 @@
 """The training pane: the chosen metric as a chart, epoch-time bars, images/s, and epoch progress.
 
-The chart is a :class:`textual_plotext.PlotextPlot`, redrawn only when its data changed and at most
-every ``MIN_REDRAW_S``, with each series thinned to the plot's width.
+The chart is a :class:`~gputui.tui.widgets.throttled_plot.ThrottledPlot` (redrawn only when its data
+changed, at most once a second), each series thinned to the plot's width.
 """
 
 from __future__ import annotations
-
-import time
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
-from textual_plotext import PlotextPlot
 
 from gputui.monitor.training import TrainingState
 from gputui.tui.format import SPARK, bar, duration, number
+from gputui.tui.widgets.throttled_plot import ThrottledPlot
 
-MIN_REDRAW_S = 1.0
 
-
-class MetricChart(PlotextPlot):
+class MetricChart(ThrottledPlot):
     """One metric against step or epoch."""
-
-    def __init__(self, **kwargs) -> None:
-        super().__init__(**kwargs)
-        self._key: tuple | None = None
-        self._drawn_at = 0.0
 
     def draw(self, training: TrainingState, name: str | None, *, force: bool = False) -> None:
         series = training.metrics.get(name) if name else None
-        key = (name, len(series.by_time) if series else 0, series.last if series else None, self.size)
-        now = time.monotonic()
-        if key == self._key or (not force and now - self._drawn_at < MIN_REDRAW_S):
+        if not self.due(
+            (name, len(series.by_time) if series else 0, series.last if series else None), force=force
+        ):
             return
-        self._key, self._drawn_at = key, now
         plt = self.plt
         plt.clear_data()
         plt.clear_figure()
@@ -102,6 +92,8 @@ class TrainingPane(Vertical):
         yield MetricChart(id="metric-chart")
         yield Static(id="epoch-lines")
 
-    def show(self, training: TrainingState, metric: str | None, *, force: bool = False) -> None:
+    def draw_chart(self, training: TrainingState, metric: str | None, *, force: bool = False) -> None:
         self.query_one(MetricChart).draw(training, metric, force=force)
+
+    def show_epochs(self, training: TrainingState) -> None:
         self.query_one("#epoch-lines", Static).update(epoch_lines(training, self.size.width))
