@@ -204,27 +204,33 @@ def iter_lines(stream: IO[bytes], stats: ReadStats, max_line_bytes: int) -> Iter
         stats.note("truncated", number + 1, "last line has no newline (writer stopped mid-record)")
 
 
+def records_of_line(raw: bytes, number: int, stats: ReadStats) -> list[Record]:
+    """The records of one complete line; a line that is not records is counted in ``stats`` (and
+    gives ``[]``), as every gputui reader counts it."""
+    if not raw.strip():
+        return []
+    try:
+        records = parse_line(raw, read_time=time.time())
+    except RecordError as exc:
+        stats.note("invalid", number, str(exc))
+        return []
+    except ValueError as exc:
+        stats.note("malformed", number, f"not JSON ({type(exc).__name__})")
+        return []
+    for record in records:
+        if record.v > SCHEMA_VERSION:
+            stats.newer_version += 1
+    stats.records += len(records)
+    return records
+
+
 def read_records(
     stream: IO[bytes], stats: ReadStats | None = None, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
 ) -> Iterator[Record]:
     """Stream the records of a binary JSON-lines stream; skipped lines are counted in ``stats``."""
     stats = stats if stats is not None else ReadStats()
     for number, raw in iter_lines(stream, stats, max_line_bytes):
-        if not raw.strip():
-            continue
-        try:
-            records = parse_line(raw, read_time=time.time())
-        except RecordError as exc:
-            stats.note("invalid", number, str(exc))
-            continue
-        except ValueError as exc:
-            stats.note("malformed", number, f"not JSON ({type(exc).__name__})")
-            continue
-        for record in records:
-            if record.v > SCHEMA_VERSION:
-                stats.newer_version += 1
-            stats.records += 1
-            yield record
+        yield from records_of_line(raw, number, stats)
 
 
 def read_file(path: str | os.PathLike[str], stats: ReadStats | None = None) -> Iterator[Record]:

@@ -23,7 +23,7 @@ import time
 from gputui.logs.follower import FileFollower, LogFollower
 from gputui.monitor.logtext import LogText
 from gputui.monitor.state import DashboardState, JobInfo
-from gputui.recordio import ReadStats, parse_line
+from gputui.recordio import DEFAULT_MAX_LINE_BYTES, ReadStats, parse_line, records_of_line
 from gputui.records import Record, RecordError
 from gputui.sources.base import Feed, RecordSource
 
@@ -50,33 +50,34 @@ def is_record_file(path: str) -> bool:
 
 
 class _RecordFile:
-    """A record file read as it grows: complete lines only; bad lines counted."""
+    """A record file read as it grows: complete lines only, each read as every gputui reader reads it
+    (:func:`gputui.recordio.records_of_line`); bad and overlong lines counted in ``stats``."""
 
     def __init__(self, path: str) -> None:
         self.follower = FileFollower(path)
         self.partial = b""
         self.stats = ReadStats()
         self.line = 0
+        self.dropping = False  # inside an overlong line: skip to its end
 
     def poll(self) -> list[Record]:
         out: list[Record] = []
         while True:
             change = self.follower.poll()
             if change.reset:
-                self.partial = b""
-            data = self.partial + change.data
-            lines = data.split(b"\n")
+                self.partial, self.dropping = b"", False
+            lines = (self.partial + change.data).split(b"\n")
             self.partial = lines.pop()
+            if self.dropping and lines:  # the end of an overlong line: already counted
+                self.dropping = False
+                lines.pop(0)
             for raw in lines:
                 self.line += 1
-                if not raw.strip():
-                    continue
-                try:
-                    out.extend(parse_line(raw))
-                except RecordError as exc:
-                    self.stats.note("invalid", self.line, str(exc))
-                except ValueError:
-                    self.stats.note("malformed", self.line, "not JSON")
+                out.extend(records_of_line(raw, self.line, self.stats))
+            if len(self.partial) > DEFAULT_MAX_LINE_BYTES:
+                self.line += 1
+                self.stats.note("too_long", self.line, f"longer than {DEFAULT_MAX_LINE_BYTES} bytes")
+                self.partial, self.dropping = b"", True
             if not change.more:
                 return out
 
