@@ -59,17 +59,8 @@ def run_headless(
             writer = RecordWriter(record_to)
         except RecordWriteError as exc:
             raise CommandError(str(exc)) from None
-    feed = Feed()
+    feed = Feed(tap=writer.write_all if writer is not None else None)
     state = source.new_state(config.alerts)
-    if writer is not None:
-        ingest = state.ingest
-
-        def ingest_and_record(records):  # the state's ingest, plus a copy of the records on disk
-            for record in records:
-                writer.write(record)
-            ingest(records)
-
-        state.ingest = ingest_and_record  # type: ignore[method-assign]
     thread = threading.Thread(target=source.run_to_end, args=(feed,), name="gputui-source", daemon=True)
     thread.start()
     deadline = None if duration is None else time.monotonic() + duration

@@ -23,8 +23,15 @@ MAX_PENDING_RECORDS = 200_000
 
 
 class Feed:
-    def __init__(self, notify: Callable[[], None] | None = None, *, max_pending: int = MAX_PENDING_RECORDS):
+    def __init__(
+        self,
+        notify: Callable[[], None] | None = None,
+        *,
+        max_pending: int = MAX_PENDING_RECORDS,
+        tap: Callable[[list[Record]], None] | None = None,
+    ):
         self._notify = notify
+        self._tap = tap  # sees every batch of records as it is applied (``demo --record FILE``)
         self._lock = threading.Lock()
         self._items: list[tuple[Any, ...]] = []
         self._pending_records = 0
@@ -83,6 +90,8 @@ class Feed:
         for item in self.drain():
             kind = item[0]
             if kind == "records":
+                if self._tap is not None:
+                    self._tap(item[1])
                 state.ingest(item[1])
             elif kind == "text":
                 state.text(item[1], item[2], item[3])
