@@ -2,9 +2,9 @@
 
 Each command runs in a pseudo-terminal (``script``) with ``GPUTUI_FIRST_FRAME_FILE`` set: the app writes
 the seconds since its process was created once its first frame is on screen, then quits. Goal (issue 10):
-under 0.8 s on the development machine (Textual's own import is ~0.2–0.35 s of it). Attach is measured on
-a job id Slurm does not know when no cluster is reachable (the screen and its one-line error are the
-first frame either way).
+under 0.8 s on the development machine (Textual's own import is ~0.2–0.35 s of it). The peer: a bare
+Textual app with one Static, measured the same way, is the floor; the ratio to it is printed. Attach
+is measured on a job id Slurm does not know (the screen and its one-line error are the first frame).
 
     python benchmarks/first_frame.py [--runs 5]
 """
@@ -49,6 +49,27 @@ def replay_file(folder: Path) -> Path:
     return path
 
 
+BARE_APP = """
+import os, time, psutil
+from textual.app import App
+from textual.widgets import Static
+
+class Bare(App):
+    def compose(self):
+        yield Static("hello")
+
+    def on_mount(self):
+        self.call_after_refresh(self.done)
+
+    def done(self):
+        with open(os.environ["GPUTUI_FIRST_FRAME_FILE"], "a") as fh:
+            fh.write(f"{time.time() - psutil.Process().create_time():.3f}\\n")
+        self.exit()
+
+Bare().run()
+"""
+
+
 def first_frame(argv: list[str], runs: int) -> list[float]:
     times = []
     for _ in range(runs):
@@ -73,19 +94,27 @@ def main() -> int:
         return 1
     gputui = [sys.executable, "-m", "gputui"]
     with tempfile.TemporaryDirectory() as tmp:
+        bare = Path(tmp) / "bare_textual_app.py"
+        bare.write_text(BARE_APP)
         cases = {
+            "bare Textual app (floor)": [sys.executable, str(bare)],
             "demo": [*gputui, "demo"],
             "replay (600 s × 8 GPUs)": [*gputui, "replay", str(replay_file(Path(tmp)))],
             "attach (unknown job)": [*gputui, "attach", "999999"],
         }
-        print(f"{'command':<26} {'median s':>9} {'min s':>7} {'max s':>7}  runs")
+        print(f"{'command':<26} {'median s':>9} {'min s':>7} {'max s':>7}  runs  ÷ floor")
+        floor = None
         for name, argv in cases.items():
             times = first_frame(argv, args.runs)
             if not times:
                 print(f"{name:<26} no frame reported")
                 continue
             median = statistics.median(times)
-            print(f"{name:<26} {median:9.3f} {min(times):7.3f} {max(times):7.3f} {len(times):5d}")
+            floor = floor or median
+            ratio = median / floor
+            print(
+                f"{name:<26} {median:9.3f} {min(times):7.3f} {max(times):7.3f} {len(times):5d}  {ratio:6.2f}"
+            )
     return 0
 
 
