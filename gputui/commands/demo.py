@@ -20,7 +20,7 @@ from gputui.sources.local import LocalRunSource
 def demo_spec(ranks: int = 2, epochs: int = 4) -> LaunchSpec:
     cmd = [sys.executable, "-m", "gputui.trainers.torch_ddp", "--model", "resnet18", "--epochs", str(epochs)]
     cmd += ["--log-every", "2", "--device", "cpu", "--backend", "gloo"]
-    return LaunchSpec(cmd=cmd, nodes=1, ntasks_per_node=ranks, job_name="demo-ddp")
+    return LaunchSpec(cmd=cmd, nodes=1, ntasks_per_node=ranks, job_name=f"resnet18-ddp-{ranks}ranks")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -32,7 +32,7 @@ def main(args: argparse.Namespace) -> int:
         demo_spec(args.ranks, args.epochs),
         simulated=True,
         interval=1.0,
-        title="demo (local DDP, 2 ranks)" if args.ranks == 2 else f"demo (local DDP, {args.ranks} ranks)",
+        title="demo",
     )
     if args.headless:
         from gputui.commands.dashboard import run_headless

@@ -65,10 +65,10 @@ class DashboardScreen(Screen):
         yield Static(id="header")
         yield Static(id="banner")
         with Horizontal(id="main"):
-            yield GpuPane(id="gpus")
-            with Vertical(id="right"):
-                yield TrainingPane(id="training")
+            with Vertical(id="left"):
+                yield GpuPane(id="gpus")
                 yield Timeline(id="timeline")
+            yield TrainingPane(id="training")
         yield LogPane(id="log")
         yield Input(id="search", placeholder="search the log (enter: find, esc: close)")
         yield Footer()

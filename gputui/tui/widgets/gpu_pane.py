@@ -8,6 +8,7 @@ expands or collapses the node under the cursor (``up``/``down`` move it).
 from __future__ import annotations
 
 import statistics
+from dataclasses import dataclass
 
 from rich.text import Text
 from textual.binding import Binding
@@ -18,7 +19,28 @@ from gputui.config import AlertThresholds
 from gputui.monitor.gpus import GpuBoard, GpuState, NodeState
 from gputui.tui.format import bar, gib, spark
 
-ROW_WIDTH = 64  # a GPU row with its sparkline, before the flags
+SELECTED = "on grey30"  # the cursor row (not reverse: bars and sparklines keep their colours)
+MAX_BAR, MAX_SPARK = 30, 40
+
+
+@dataclass(frozen=True)
+class RowLayout:
+    """Column widths of the GPU rows for one pane width (the flags always keep their room)."""
+
+    host: int
+    bar: int
+    spark: int  # 0: no sparkline column
+    compact: bool  # short memory column ("0.5/16G")
+
+    @classmethod
+    def fit(cls, width: int, flags_width: int) -> RowLayout:
+        compact = width < 62
+        host = 6 if compact else 10
+        fixed = host + 1 + 3 + 5 + (9 if compact else 14) + 6 + 7  # name, index, %, mem, °C, W
+        rest = width - fixed - flags_width - 1
+        bar = max(4, min(MAX_BAR, rest // 2))
+        spark = min(MAX_SPARK, rest - bar - 1)
+        return cls(host, bar, spark if spark >= 6 else 0, compact)
 
 
 class GpuPane(Widget, can_focus=True):
@@ -38,7 +60,7 @@ class GpuPane(Widget, can_focus=True):
         self.expanded: set[str] = set()
         self.collapsed: set[str] = set()
         self._row_nodes: list[str] = []  # node of each rendered row, for the cursor
-        self._spark = True  # whether GPU rows have the sparkline column
+        self._layout = RowLayout.fit(80, 0)
 
     def show(self, board: GpuBoard, thresholds: AlertThresholds, now: float, running: bool) -> None:
         self.board, self.thresholds, self.now, self.running = board, thresholds, now, running
@@ -62,7 +84,7 @@ class GpuPane(Widget, can_focus=True):
 
     def _auto_collapse(self) -> bool:
         board = self.board
-        return board is not None and len(board.gpus) + len(board.nodes) + 1 > max(self.size.height, 8)
+        return board is not None and len(board.gpus) + 1 > max(self.size.height, 8)  # rows + summary
 
     def _is_expanded(self, host: str) -> bool:
         if host in self.expanded:
@@ -96,7 +118,7 @@ class GpuPane(Widget, can_focus=True):
             ),
             default=0,
         )
-        self._spark = width >= ROW_WIDTH + flags_width
+        self._layout = RowLayout.fit(width, flags_width)
         for host in sorted(board.nodes):
             node = board.nodes[host]
             if not node.gpus:
@@ -146,8 +168,9 @@ class GpuPane(Widget, can_focus=True):
         return flags
 
     def _gpu_row(self, gpu: GpuState, node: NodeState, width: int, median: float | None, sel: bool) -> Text:
-        line = Text(style="reverse" if sel else "")
-        host = gpu.host[:10].ljust(10)
+        layout = self._layout
+        line = Text(style=SELECTED if sel else "")
+        host = gpu.host[: layout.host].ljust(layout.host)
         pair = ""
         if gpu.package_id is not None:
             pair = "┐" if gpu.package_power else "┘"
@@ -160,12 +183,14 @@ class GpuPane(Widget, can_focus=True):
             if util is not None and util >= 20
             else "red"
         )
-        bar_w = 10 if width >= 60 else 6
-        line.append(bar(util, bar_w), style=style)
+        line.append(bar(util, layout.bar), style=style)
         line.append(f" {util:3.0f}%" if util is not None else "   ?%")
-        if self._spark:
-            line.append(" " + spark(list(gpu.recent), 8), style="cyan")
-        line.append(f" {gib(gpu.mem_used):>5}/{gib(gpu.mem_total)} GB")
+        if layout.spark:
+            line.append(" " + spark(list(gpu.recent), layout.spark), style="cyan")
+        if layout.compact:
+            line.append(f" {gib(gpu.mem_used):>4}/{gib(gpu.mem_total)}G")
+        else:
+            line.append(f" {gib(gpu.mem_used):>5}/{gib(gpu.mem_total)} GB")
         line.append(f" {gpu.temp:3.0f}°C" if gpu.temp is not None else "   –°C")
         if gpu.secondary_die:
             line.append("  pkg ", style="dim")
@@ -179,7 +204,7 @@ class GpuPane(Widget, can_focus=True):
         return line
 
     def _node_row(self, node: NodeState, width: int, median: float | None, sel: bool) -> Text:
-        line = Text(style="reverse" if sel else "")
+        line = Text(style=SELECTED if sel else "")
         gpus = node.ordered()
         utils = [g.util for g in gpus if g.util is not None]
         mean = statistics.fmean(utils) if utils else None

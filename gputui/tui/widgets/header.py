@@ -25,21 +25,21 @@ def header_text(state: DashboardState) -> Text:
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(" gputui ", style="bold reverse")
     text.append(f" {job.title}", style="bold")
-    if job.name:
-        text.append(f" {job.name[:30]}")
     text.append("  ")
     text.append(job.state, style=STATE_STYLE.get(job.state, "bold"))
     elapsed = state.elapsed_s()
     if elapsed is not None:
         limit = f"/{duration(job.time_limit_s)}" if job.time_limit_s else ""
         text.append(f" {duration(elapsed)}{limit}")
-    nodes = len(state.board.nodes) or len(job.nodes)
-    gpus = len(state.board.gpus) or job.gpus_expected or 0
-    if nodes:
-        per = f" × {gpus // nodes} GPU" if gpus and gpus % nodes == 0 else f", {gpus} GPU"
-        text.append(f"  {nodes} node{'s' if nodes != 1 else ''}{per if gpus else ''}")
     if state.board.simulated or job.simulated:
         text.append("  SIMULATED", style="bold yellow")
+    cursor = state.cursor
+    if cursor:
+        start, at, end = cursor.get("start", 0), cursor.get("at") or 0, cursor.get("end", 0)
+        mark = "▶" if cursor.get("playing") else "⏸"
+        text.append(f"  {mark} {duration(at - start)}/{duration(end - start)} {cursor.get('speed', 1):g}×")
+        if cursor.get("live"):
+            text.append(" live", style="green")
     epoch, total = training.current_epoch(), training.epochs_total
     if epoch is not None:
         text.append(f"  epoch {epoch}" + (f"/{total}" if total else ""))
@@ -50,13 +50,13 @@ def header_text(state: DashboardState) -> Text:
             text.append(" > time limit ⚠", style="bold red")
     if state.outcome is not None and not job.running:
         text.append(f"  outcome {state.outcome.get('outcome')}", style="bold")
-    cursor = state.cursor
-    if cursor:
-        start, at, end = cursor.get("start", 0), cursor.get("at") or 0, cursor.get("end", 0)
-        mark = "▶" if cursor.get("playing") else "⏸"
-        text.append(f"  {mark} {duration(at - start)}/{duration(end - start)} {cursor.get('speed', 1):g}×")
-        if cursor.get("live"):
-            text.append(" live", style="green")
+    nodes = len(state.board.nodes) or len(job.nodes)
+    gpus = len(state.board.gpus) or job.gpus_expected or 0
+    if nodes:
+        per = f" × {gpus // nodes} GPU" if gpus and gpus % nodes == 0 else f", {gpus} GPU"
+        text.append(f"  {nodes} node{'s' if nodes != 1 else ''}{per if gpus else ''}")
+    if job.name:
+        text.append(f"  {job.name[:30]}")
     return text
 
 

@@ -46,7 +46,7 @@ class LogPane(Widget, can_focus=True):
         more = f" (+{self.others} more: l)" if self.others else ""
         state = "following" if self.follow else "paused (f follows)"
         found = f" · /{self.search}" if self.search else ""
-        return f"log {self.log_text.path}{more} · {state}{found}"
+        return f"log {_short(self.log_text.path)}{more} · {state}{found}"
 
     def watch_follow(self, follow: bool) -> None:
         if follow:
@@ -110,3 +110,9 @@ class LogPane(Widget, can_focus=True):
             if i < end - 1:
                 out.append("\n")
         return out
+
+
+def _short(path: str) -> str:
+    """The last two parts of a path (the run folder and the file), enough to tell the files apart."""
+    parts = path.rstrip("/").split("/")
+    return "/".join(parts[-2:]) if len(parts) > 2 else path

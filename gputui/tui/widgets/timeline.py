@@ -26,14 +26,16 @@ class Timeline(ThrottledPlot):
             return
         start, end = min(times), max(times)
         width = max(10, self.size.width - 12)
-        title = "GPU util % (left)"
+        title = "GPU util % (green, left)"
         if len(util):
             xs, ys = _buckets(util, width, start, end)
-            plt.plot(xs, ys, marker="braille", color="green", label="util %")
+            plt.plot(xs, ys, marker="braille", color="green")
+            plt.ylim(0, 100)  # a fixed 0-100 % axis: noise must not look like swings
+            plt.yticks([0, 50, 100])
         if len(step_time):
             xs, ys = _buckets(step_time, width, start, end)
-            plt.plot(xs, ys, marker="braille", color="magenta", yside="right", label="s/step")
-            title += " · s/step (right)"
+            plt.plot(xs, ys, marker="braille", color="magenta", yside="right")
+            title += " · s/step (magenta, right)"
         plt.title(title)
         plt.xlabel("minutes")
         self.refresh()
