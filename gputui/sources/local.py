@@ -14,15 +14,17 @@ import os
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from gputui.logs.follower import LogFollower
 from gputui.monitor.state import JobInfo
 from gputui.probes.base import Backend, ProbeError
-from gputui.probes.sampler import Sampler
 from gputui.slurm.batch_script import LaunchSpec
 from gputui.slurm.commands import SlurmError
 from gputui.slurm.launch_local import LocalRun, launch_local
 from gputui.sources.base import Feed, RecordSource
+
+if TYPE_CHECKING:
+    from gputui.probes.sampler import Sampler
 
 LOG_POLL_S = 0.25
 
@@ -82,7 +84,7 @@ class LocalRunSource(RecordSource):
 
     def _probe(self, feed: Feed, started: threading.Event) -> Sampler | None:
         from gputui.probes.host import HostProbe
-        from gputui.probes.sampler import started_event
+        from gputui.probes.sampler import Sampler, started_event
 
         try:
             backend = self._backend()
@@ -107,6 +109,8 @@ class LocalRunSource(RecordSource):
     # ------------------------------------------------------------------ run
 
     def run(self, feed: Feed) -> None:
+        from gputui.logs.follower import LogFollower  # imported in the worker: not on the first frame's path
+
         started = threading.Event()
         sampler = self._probe(feed, started)
         env = dict(os.environ if self.env is None else self.env)

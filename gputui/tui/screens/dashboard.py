@@ -8,6 +8,8 @@ every tick, panes when the state's version moved, charts at most once a second).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -17,7 +19,9 @@ from textual.widgets import Footer, Input, Static
 
 from gputui.config import Config
 from gputui.sources.base import Feed, RecordSource
-from gputui.sources.replay import ReplaySource
+
+if TYPE_CHECKING:
+    from gputui.sources.replay import ReplaySource
 from gputui.tui.messages import FeedReady, SourceFinished
 from gputui.tui.screens.alerts import AlertsScreen
 from gputui.tui.screens.help import HelpScreen
@@ -77,7 +81,11 @@ class DashboardScreen(Screen):
         self.query_one("#gpus").border_title = "GPUs"
         self.query_one("#training").border_title = "training"
         self.query_one("#search").display = False
-        self.run_worker(self._run_source, thread=True, exit_on_error=False, name="record-source")
+        # the source starts once the first frame is on screen: its start-up (loading a replay, starting
+        # ranks, srun) then never delays what the user sees first
+        self.call_after_refresh(
+            self.run_worker, self._run_source, thread=True, exit_on_error=False, name="record-source"
+        )
         self.set_interval(self.config.dashboard.refresh_s, self.refresh_view)
         self.refresh_view(force=True)
 
@@ -180,27 +188,31 @@ class DashboardScreen(Screen):
 
     # ------------------------------------------------------------------ replay
 
+    def _replay(self) -> ReplaySource | None:
+        """The source, when it is a replay (the cursor keys apply to it)."""
+        return self.source if self.source.kind == "replay" else None  # type: ignore[return-value]
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in REPLAY_ACTIONS:
-            return isinstance(self.source, ReplaySource)
+            return self._replay() is not None
         return True
 
     def action_replay_move(self, steps: int) -> None:
-        if isinstance(self.source, ReplaySource):
-            self.source.move(steps)
+        if (replay := self._replay()) is not None:
+            replay.move(steps)
 
     def action_replay_play(self) -> None:
-        if isinstance(self.source, ReplaySource):
-            self.source.toggle_play()
+        if (replay := self._replay()) is not None:
+            replay.toggle_play()
 
     def action_replay_speed(self, by: int) -> None:
-        if isinstance(self.source, ReplaySource):
-            self.source.faster(by)
+        if (replay := self._replay()) is not None:
+            replay.faster(by)
 
     def action_replay_start(self) -> None:
-        if isinstance(self.source, ReplaySource):
-            self.source.to_start()
+        if (replay := self._replay()) is not None:
+            replay.to_start()
 
     def action_replay_end(self) -> None:
-        if isinstance(self.source, ReplaySource):
-            self.source.to_end()
+        if (replay := self._replay()) is not None:
+            replay.to_end()
