@@ -102,6 +102,7 @@ class ReplaySource(RecordSource):
         self._logs: dict[str, LogText] = {}  # the training logs' text so far: a rebuilt state gets a copy
         self._said: list[tuple[str, str, float]] = []  # the source's own notices: a rebuilt state keeps them
         self.skipped = 0
+        self._told: dict | None = None  # the last position sent
 
     def job_info(self) -> JobInfo:
         names = ", ".join(os.path.basename(p) for p in self.paths[:3]) + (" …" if len(self.paths) > 3 else "")
@@ -225,16 +226,20 @@ class ReplaySource(RecordSource):
         return state
 
     def _tell(self, feed: Feed) -> None:
+        """Send the cursor's position, only when it changed (each one makes the screen redraw)."""
         start, end = self.span
-        feed.cursor(
-            start=start,
-            end=end,
-            at=self.at,
-            playing=self.playing,
-            speed=self.speed,
-            live=self.live,
-            skipped=self.skipped,
-        )
+        position = {
+            "start": start,
+            "end": end,
+            "at": self.at,
+            "playing": self.playing,
+            "speed": self.speed,
+            "live": self.live,
+            "skipped": self.skipped,
+        }
+        if position != self._told:
+            self._told = position
+            feed.cursor(**position)
 
     def run(self, feed: Feed) -> None:
         readers = self._open(feed)

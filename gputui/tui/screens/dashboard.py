@@ -62,7 +62,7 @@ class DashboardScreen(Screen):
         self.metric: str | None = None
         self.metric_chosen = False  # until `t` is pressed, the chart shows the first preferred metric
         self.log_index = 0
-        self._drawn_version = -1
+        self._drawn: tuple[object, int] | None = None  # (state object, its version) last drawn
         self.finished = False
 
     def compose(self) -> ComposeResult:
@@ -133,9 +133,11 @@ class DashboardScreen(Screen):
             self.metric = names[0] if names else None
         self.query_one(Timeline).draw(state.board.util_line, state.training.step_time, force=force)
         self.query_one(TrainingPane).draw_chart(state.training, self.metric, force=force)
-        if state.version == self._drawn_version and not force:
+        # a replay hands over whole new states, whose versions start again: compare the object too
+        drawn = self._drawn
+        if drawn is not None and drawn[0] is state and drawn[1] == state.version and not force:
             return
-        self._drawn_version = state.version
+        self._drawn = (state, state.version)
         self.query_one(GpuPane).show(state.board, state.alerts.thresholds, state.now(), state.job.running)
         self.query_one(TrainingPane).show_epochs(state.training)
         logs = list(state.logs.values())
