@@ -110,7 +110,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_sampling_options(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    attach = sub.add_parser("attach", help="attach to a running job: probe its nodes, follow its output")
+    attach = sub.add_parser(
+        "attach",
+        help="attach to a running job: probe its nodes, follow its output",
+        description="In a terminal: the job dashboard (every node's GPUs, the job's training metrics and "
+        "output). q ends only gputui's probe step; the job keeps running. --json, --output or --text "
+        "(or no terminal): the record stream without a UI.",
+    )
     attach.add_argument("jobid", help="Slurm job id (123, array 123_4, het 123+1)")
     _add_attach_options(attach)
 
@@ -137,14 +143,23 @@ def build_parser() -> argparse.ArgumentParser:
     _add_sampling_options(probe)
 
     replay = sub.add_parser(
-        "replay", help="record files (JSON lines) and training logs in the dashboard, with a time cursor"
+        "replay",
+        help="record files (JSON lines) and training logs in the dashboard, with a time cursor",
+        description="Record files (--log, attach --output, parse --json) and plain training logs in the "
+        "dashboard. Left/right move the time cursor, space plays, [ ] change the speed, home/end jump; "
+        "files still being written are followed.",
     )
     replay.add_argument("files", nargs="+", metavar="FILE")
     replay.add_argument("--headless", action="store_true", help="no screen: print what the files hold")
     report = sub.add_parser("report", help="epoch time, images/s, speedup and efficiency from records")
     report.add_argument("files", nargs="+", metavar="FILE")
     demo = sub.add_parser(
-        "demo", help="the dashboard on a real small DDP training run here, with simulated GPUs (no Slurm)"
+        "demo",
+        help="the dashboard on a real small DDP training run here, with simulated GPUs (no Slurm)",
+        description="Runs the PyTorch DDP reference trainer (ResNet-18, bundled digits data, CPU, gloo) "
+        "with 2 ranks (--ranks) on this machine and opens the dashboard on it; one simulated GPU per "
+        "rank follows that rank's CPU use and is labelled SIMULATED. Needs PyTorch (make demo installs "
+        "it). q quits and stops the ranks.",
     )
     demo.add_argument("--duration", type=positive_float, metavar="S", help="quit by itself after S seconds")
     demo.add_argument("--headless", action="store_true", help="same pipeline, no screen: print a summary")
