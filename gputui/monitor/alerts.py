@@ -64,7 +64,7 @@ class Alerts:
         for gpu in board.gpus.values():
             label = f"{gpu.host} GPU {gpu.index if gpu.index is not None else gpu.gpu_id}"
             idle_for = now - gpu.idle_since if gpu.idle_since is not None else 0.0
-            if busy and not gpu.lost and idle_for >= th.gpu_idle_minutes * 60:
+            if busy and board.reporting(gpu) and idle_for >= th.gpu_idle_minutes * 60:
                 key = f"gpu_idle:{gpu.host}:{gpu.gpu_id}"
                 seen.add(key)
                 util = "?" if gpu.util is None else f"{gpu.util:.0f}"  # a sample may lack it

@@ -168,8 +168,13 @@ class GpuBoard:
 
     # ------------------------------------------------------------------ summaries
 
+    def reporting(self, gpu: GpuState) -> bool:
+        """Whether ``gpu``'s values are current: neither it nor its node was lost (their last values stay
+        on screen, marked LOST, but count in no summary or alert)."""
+        return not gpu.lost and not self.nodes[gpu.host].lost
+
     def utils(self) -> list[float]:
-        return [g.util for g in self.gpus.values() if g.util is not None and not g.lost]
+        return [g.util for g in self.gpus.values() if g.util is not None and self.reporting(g)]
 
     def summary(self) -> dict[str, Any]:
         """min/median/max utilisation, memory use, nodes reporting (what the pane's first line says)."""

@@ -421,3 +421,16 @@ def test_unlabelled_values_speak_only_until_a_rank_does():
     assert state.training.rank == 0
     assert state.training.metrics["loss"].last == 0.8
     assert 7.0 not in state.training.metrics["loss"].by_step.values
+
+
+def test_a_lost_nodes_last_values_count_in_no_summary_and_raise_no_idle_alert():
+    """node2 went idle, then was lost: its stale 0 % is not the job's minimum and is no idle GPU."""
+    state = new_state(gpu_idle_minutes=1)
+    for t in range(0, 200, 10):
+        tick(state, {"node1": [95.0, 95.0], **({"node2": [0.0, 0.0]} if t < 30 else {})}, T0 + t)
+    state.ingest([event("node_lost", message="probe silent", time=T0 + 40, host="node2")])
+    state.check(now=T0 + 200)
+    summary = state.board.summary()
+    assert (summary["util_min"], summary["util_max"], summary["nodes_reporting"]) == (95.0, 95.0, 1)
+    assert "gpu_idle" not in kinds(state)
+    assert "node_lost" in kinds(state)

@@ -183,6 +183,8 @@ class GpuPane(Widget, can_focus=True):
             if util is not None and util >= 20
             else "red"
         )
+        if node.lost or gpu.lost:
+            style = "dim"  # stale: the last values before the node was lost
         line.append(bar(util, layout.bar), style=style)
         line.append(f" {util:3.0f}%" if util is not None else "   ?%")
         if layout.spark:
