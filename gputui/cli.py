@@ -26,7 +26,8 @@ With no command, opens the terminal UI on your jobs. With --log FILE, runs headl
 
 EPILOG = """\
 examples:
-  gputui jobs                        my jobs
+  gputui                             the jobs screen: my jobs, free GPUs, launch, attach, cancel
+  gputui jobs                        my jobs as text
   gputui demo                        the dashboard on a real local DDP run (simulated GPUs)
   gputui attach 123456               the dashboard on job 123456: every node's GPUs, its output
   gputui attach 123456 --output run.jsonl     no UI: records appended to a file
@@ -37,7 +38,8 @@ examples:
   gputui probe --backend sim --count 3       simulated GPUs, to see the records
   gputui parse slurm-123456.out      per-epoch table of a training log
 
-records and their schema: docs/records.md"""
+records and their schema: docs/records.md
+settings (TOML): {settings}  ($GPUTUI_CONFIG overrides the path)"""
 
 
 class CommandError(Exception):
@@ -56,11 +58,17 @@ def _add_sampling_options(parser: argparse.ArgumentParser) -> None:
         "--backend",
         default="auto",
         choices=("auto", "nvidia", "amd", "sim", "none"),
-        help="GPU backend (default auto: NVML, then ROCm/amdgpu sysfs; sim is simulated)",
+        help="GPU backend (default auto: NVML, then ROCm/amdgpu sysfs; sim is simulated); with no command: "
+        "of the probes the jobs screen starts",
     )
     stop = parser.add_mutually_exclusive_group()
     stop.add_argument("--count", type=positive_int, metavar="N", help="stop after N samples per GPU")
-    stop.add_argument("--duration", type=positive_float, metavar="S", help="stop after S seconds")
+    stop.add_argument(
+        "--duration",
+        type=positive_float,
+        metavar="S",
+        help="stop after S seconds (with no command: quit the jobs screen after S seconds)",
+    )
 
 
 def _add_attach_options(parser: argparse.ArgumentParser) -> None:
@@ -85,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gputui",
         description=DESCRIPTION,
-        epilog=EPILOG,
+        epilog=EPILOG.format(settings=_settings_path()),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"gputui {__version__}")
@@ -108,6 +116,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="headless: rotated files to keep (default 5)",
     )
     _add_sampling_options(parser)
+    parser.add_argument(
+        "--refresh",
+        type=positive_float,
+        metavar="S",
+        help="jobs screen: seconds between squeue calls (default 5; [jobs] refresh_s, $GPUTUI_REFRESH)",
+    )
+    parser.add_argument(
+        "--cluster",
+        metavar="NAME",
+        help="jobs screen: use the [clusters.NAME] preset of the settings (default: Slurm's ClusterName)",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     attach = sub.add_parser(
@@ -130,6 +149,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--account")
     run.add_argument("--mem")
     run.add_argument("--env-setup", metavar="FILE", help="shell file sourced before the command")
+    run.add_argument(
+        "--setup",
+        action="append",
+        default=[],
+        metavar="LINE",
+        help="a shell line run before the command, as written (repeatable: module load ..., source venv)",
+    )
     run.add_argument("--pattern", choices=("per-gpu", "torchrun", "per-node"), default="per-gpu")
     run.add_argument("--dry-run", action="store_true", help="print the batch script, submit nothing")
     run.add_argument("--local", action="store_true", help="run N local processes instead of a Slurm job")
@@ -220,11 +246,20 @@ _COMMANDS: dict[str, str] = {
     "headless": "gputui.commands.headless:main",
     "demo": "gputui.commands.demo:main",
     "replay": "gputui.commands.replay:main",
+    "tui": "gputui.commands.home:main",
 }
 _NOT_BUILT: dict[str, str] = {
-    "tui": "the jobs home screen (try: gputui demo, gputui attach JOBID, gputui replay FILE)",
     "report": "report (analysis)",
 }
+
+
+def _settings_path() -> str:
+    try:
+        from gputui.config import config_path
+
+        return str(config_path())
+    except Exception:  # no home directory: --help must still answer
+        return "~/.config/gputui/config.toml"
 
 
 def _resolve(command: str) -> Callable[[argparse.Namespace], int] | None:

@@ -1,8 +1,10 @@
-"""User settings: alert thresholds and dashboard rates, from a TOML file.
+"""User settings: alert thresholds, refresh rates and cluster presets, from a TOML file.
 
 The file is ``$GPUTUI_CONFIG`` when set, else ``gputui/config.toml`` in the XDG config directory
 (``~/.config/gputui/config.toml``; located with platformdirs, read with the standard library's tomllib).
-A missing file means the defaults; a broken one is a one-line :class:`ConfigError`. Example::
+A missing file means the defaults; a broken one is a one-line :class:`ConfigError` naming the file and
+the line (``gputui`` then starts with the defaults and shows that line). Flags and environment variables
+(``GPUTUI_REFRESH``, ``GPUTUI_CLUSTER``) take precedence over the file. Example::
 
     [alerts]
     gpu_idle_minutes = 2       # a GPU under idle_util_pct this long while the job runs
@@ -14,13 +16,25 @@ A missing file means the defaults; a broken one is a one-line :class:`ConfigErro
 
     [dashboard]
     refresh_s = 0.5            # screen refresh (charts redraw at most this often)
+
+    [jobs]
+    refresh_s = 5              # one squeue call this often on the jobs list
+    ended_hours = 24           # also list jobs that ended this long ago (sacct), 0: none
+    squeue_json = false        # read `squeue --json` instead of `squeue -O` (GPU placement included)
+
+    [clusters.lumi]            # a preset: used when Slurm's ClusterName is "lumi" (or --cluster lumi)
+    partition = "small-g"
+    account = "project_465000000"
+    time = "01:00:00"
+    setup = ["module load LUMI", "source ~/venvs/torch/bin/activate"]
 """
 
 from __future__ import annotations
 
 import os
+import re
 import tomllib
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -46,10 +60,37 @@ class DashboardSettings:
 
 
 @dataclass(frozen=True)
+class JobsSettings:
+    refresh_s: float = 5.0
+    ended_hours: float = 24.0
+    squeue_json: bool = False
+
+
+@dataclass(frozen=True)
+class ClusterPreset:
+    """Launch-form defaults for one cluster."""
+
+    partition: str | None = None
+    account: str | None = None
+    time: str | None = None
+    setup: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Config:
     alerts: AlertThresholds = field(default_factory=AlertThresholds)
     dashboard: DashboardSettings = field(default_factory=DashboardSettings)
+    jobs: JobsSettings = field(default_factory=JobsSettings)
+    clusters: dict[str, ClusterPreset] = field(default_factory=dict)
+    cluster: str | None = None  # preset chosen by --cluster / GPUTUI_CLUSTER (else Slurm's ClusterName)
     path: str | None = None  # the file it came from, if any
+
+    def preset(self, cluster_name: str) -> ClusterPreset:
+        """The preset for ``--cluster``/``GPUTUI_CLUSTER`` if given, else for Slurm's cluster name."""
+        return self.clusters.get(self.cluster or cluster_name) or ClusterPreset()
+
+
+SECTIONS = ("alerts", "dashboard", "jobs", "clusters")
 
 
 def config_path(env: dict[str, str] | None = None) -> Path:
@@ -61,39 +102,144 @@ def config_path(env: dict[str, str] | None = None) -> Path:
     return Path(user_config_dir("gputui", appauthor=False)) / "config.toml"
 
 
-def _section(cls: type, raw: Any, name: str, path: Path) -> Any:
+class _Where:
+    """Line numbers of sections and keys in the file's text, for error messages."""
+
+    def __init__(self, path: Path, text: str) -> None:
+        self.path = path
+        self.lines = text.splitlines()
+
+    def line(self, section: str, key: str | None = None) -> int | None:
+        current = None
+        for number, raw in enumerate(self.lines, 1):
+            line = raw.strip()
+            header = re.match(r"\[\s*([^\]]+?)\s*\]", line)
+            if header:
+                current = header.group(1).replace('"', "")
+                if key is None and current == section:
+                    return number
+                continue
+            name = re.match(r'"?([A-Za-z0-9_.-]+)"?\s*=', line)
+            in_place = current == section or (current is None and name and name.group(1) == (key or section))
+            if name and in_place and (key is None or name.group(1) == key):
+                return number
+        return None
+
+    def error(self, message: str, section: str, key: str | None = None) -> ConfigError:
+        number = self.line(section, key)
+        return ConfigError(f"{self.path}:{number}: {message}" if number else f"{self.path}: {message}")
+
+
+def _number(where: _Where, section: str, key: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise where.error(f"{section}.{key} must be a number ≥ 0, not {value!r}", section, key)
+    return float(value)
+
+
+def _section(cls: type, raw: Any, name: str, where: _Where) -> Any:
     if raw is None:
         return cls()
     if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: [{name}] must be a table")
-    known = {f.name for f in fields(cls)}
-    unknown = sorted(set(raw) - known)
+        raise where.error(f"[{name}] must be a table", name)
+    known = {f.name: f for f in fields(cls)}
+    unknown = sorted(set(raw) - set(known))
     if unknown:
-        raise ConfigError(f"{path}: unknown setting {name}.{unknown[0]} (known: {', '.join(sorted(known))})")
-    values = {}
+        raise where.error(
+            f"unknown setting {name}.{unknown[0]} (known: {', '.join(sorted(known))})", name, unknown[0]
+        )
+    values: dict[str, Any] = {}
     for key, value in raw.items():
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-            raise ConfigError(f"{path}: {name}.{key} must be a number ≥ 0, not {value!r}")
-        values[key] = float(value)
+        if known[key].type in (bool, "bool"):
+            if not isinstance(value, bool):
+                raise where.error(f"{name}.{key} must be true or false, not {value!r}", name, key)
+            values[key] = value
+        else:
+            values[key] = _number(where, name, key, value)
     return cls(**values)
 
 
+def _presets(raw: Any, where: _Where) -> dict[str, ClusterPreset]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise where.error("[clusters] must hold tables such as [clusters.NAME]", "clusters")
+    out = {}
+    for cluster, table in raw.items():
+        section = f"clusters.{cluster}"
+        if not isinstance(table, dict):
+            raise where.error(f"clusters.{cluster} must be a table [clusters.{cluster}]", "clusters", cluster)
+        values: dict[str, Any] = {}
+        for key, value in table.items():
+            if key in ("partition", "account", "time"):
+                if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z0-9_.:+-]+", value):
+                    raise where.error(
+                        f'{section}.{key} must be a word such as "gpu", not {value!r}', section, key
+                    )
+                values[key] = value
+            elif key == "setup":
+                if not isinstance(value, list) or not all(
+                    isinstance(v, str) and "\n" not in v for v in value
+                ):
+                    raise where.error(f"{section}.setup must be a list of one-line strings", section, key)
+                values[key] = tuple(value)
+            else:
+                raise where.error(
+                    f"unknown setting {section}.{key} (known: account, partition, setup, time)", section, key
+                )
+        out[str(cluster)] = ClusterPreset(**values)
+    return out
+
+
 def load_config(env: dict[str, str] | None = None) -> Config:
-    """The settings in effect (defaults where the file is silent)."""
+    """The settings in effect (defaults where the file is silent), environment variables applied."""
+    env = dict(os.environ) if env is None else env
     path = config_path(env)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return Config()
+        return apply_environment(Config(), env)
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from None
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
-    unknown = sorted(set(data) - {"alerts", "dashboard"})
+        line = re.search(r"at line (\d+)", str(exc))
+        prefix = f"{path}:{line.group(1)}" if line else str(path)
+        raise ConfigError(f"{prefix}: not valid TOML: {exc}") from None
+    where = _Where(path, text)
+    unknown = sorted(set(data) - set(SECTIONS))
     if unknown:
-        raise ConfigError(f"{path}: unknown section [{unknown[0]}] (known: alerts, dashboard)")
-    return Config(
-        alerts=_section(AlertThresholds, data.get("alerts"), "alerts", path),
-        dashboard=_section(DashboardSettings, data.get("dashboard"), "dashboard", path),
+        raise where.error(f"unknown section [{unknown[0]}] (known: {', '.join(SECTIONS)})", unknown[0])
+    config = Config(
+        alerts=_section(AlertThresholds, data.get("alerts"), "alerts", where),
+        dashboard=_section(DashboardSettings, data.get("dashboard"), "dashboard", where),
+        jobs=_section(JobsSettings, data.get("jobs"), "jobs", where),
+        clusters=_presets(data.get("clusters"), where),
         path=str(path),
     )
+    return apply_environment(config, env)
+
+
+def apply_environment(config: Config, env: dict[str, str]) -> Config:
+    """``GPUTUI_REFRESH`` (jobs list seconds) and ``GPUTUI_CLUSTER`` (preset name) over the file."""
+    if env.get("GPUTUI_CLUSTER"):
+        config = replace(config, cluster=env["GPUTUI_CLUSTER"])
+    raw = env.get("GPUTUI_REFRESH")
+    if raw:
+        try:
+            seconds = float(raw)
+        except ValueError:
+            raise ConfigError(f"GPUTUI_REFRESH={raw!r} is not a number of seconds") from None
+        if seconds <= 0:
+            raise ConfigError(f"GPUTUI_REFRESH={raw!r} must be more than 0")
+        config = replace(config, jobs=replace(config.jobs, refresh_s=seconds))
+    return config
+
+
+def load_config_or_defaults(env: dict[str, str] | None = None) -> tuple[Config, str | None]:
+    """The settings, or the defaults and the one-line reason the file was not used."""
+    try:
+        return load_config(env), None
+    except ConfigError as exc:
+        fallback = apply_environment(Config(), {})
+        return fallback, f"{exc} — using the default settings"

@@ -19,6 +19,7 @@ HEADLESS_PACKAGES = (
     "gputui.commands",
     "gputui.monitor",
     "gputui.sources",
+    "gputui.home",
 )
 HEADLESS_MODULES = (
     "gputui",

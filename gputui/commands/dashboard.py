@@ -11,7 +11,7 @@ import sys
 import time
 
 from gputui.cli import CommandError
-from gputui.config import Config, ConfigError, load_config
+from gputui.config import Config, load_config_or_defaults
 from gputui.monitor.state import DashboardState
 from gputui.monitor.summary import summary_lines
 from gputui.sources.base import Feed, RecordSource
@@ -19,21 +19,22 @@ from gputui.sources.base import Feed, RecordSource
 STOP_WAIT_S = 15.0
 
 
-def settings() -> Config:
-    try:
-        return load_config()
-    except ConfigError as exc:
-        raise CommandError(str(exc)) from None
+def settings(warn: bool = True) -> Config:
+    """The settings in effect; a broken file is reported on stderr (one line) and the defaults used."""
+    config, warning = load_config_or_defaults()
+    if warning and warn:
+        print(f"gputui: warning: {warning}", file=sys.stderr)
+    return config
 
 
 def open_dashboard(source: RecordSource, *, duration: float | None = None) -> int:
     """Run the TUI on ``source`` until the user quits (or ``duration`` seconds)."""
     if not sys.stdout.isatty() or not sys.stdin.isatty():
         raise CommandError("the dashboard needs a terminal (use --headless, --json or --text)")
-    config = settings()
+    config, warning = load_config_or_defaults()
     from gputui.tui.app import GputuiApp
 
-    app = GputuiApp(source, config, duration=duration)
+    app = GputuiApp(source, config, duration=duration, warning=warning)
     try:
         app.run()
     finally:

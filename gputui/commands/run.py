@@ -32,6 +32,7 @@ def spec_from_args(args: argparse.Namespace) -> LaunchSpec:
         account=args.account,
         mem=args.mem,
         env_setup=args.env_setup,
+        setup_lines=list(getattr(args, "setup", None) or []),
         pattern=args.pattern,
         job_name=getattr(args, "job_name", None),
         gpu_log=getattr(args, "gpu_log", False),

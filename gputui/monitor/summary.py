@@ -34,3 +34,10 @@ def summary_lines(state: DashboardState) -> list[str]:
     if state.status is not None and state.status.level == "error":
         lines.append(f"error: {state.status.message}")
     return lines
+
+
+def job_figures(state: DashboardState) -> tuple[float | None, float | None]:
+    """(mean GPU utilisation % over reporting GPUs, current loss): what the jobs list shows for a job."""
+    utils = state.board.utils()
+    loss = state.training.metrics.get("loss")
+    return (sum(utils) / len(utils) if utils else None), (loss.last if loss is not None else None)

@@ -46,6 +46,7 @@ class LaunchSpec:
     account: str | None = None
     mem: str | None = None
     env_setup: str | None = None
+    setup_lines: list[str] = field(default_factory=list)  # shell lines run first (module load, venv)
     pattern: str = "per-gpu"
     job_name: str | None = None
     gpu_log: bool = False  # start `gputui --log` on every node in the background
@@ -87,6 +88,9 @@ def validate(spec: LaunchSpec) -> None:
             raise SlurmError(f"{label} {value!r} is not a valid value")
     if spec.gpu_log_backend not in (None, *GPU_BACKENDS):
         raise SlurmError(f"unknown GPU backend {spec.gpu_log_backend!r} (one of {', '.join(GPU_BACKENDS)})")
+    for line in spec.setup_lines:
+        if "\n" in line or "\r" in line:
+            raise SlurmError(f"set-up line {line!r} must be one line")
     if spec.account is not None and not re.fullmatch(r"[A-Za-z0-9_.+-]+", spec.account):
         raise SlurmError(f"--account {spec.account!r} is not a valid value")
 
@@ -125,6 +129,9 @@ def render(spec: LaunchSpec) -> str:
     lines += ["", "set -eo pipefail"]
     if spec.env_setup:
         lines += ["", "# Environment setup (--env-setup)", f"source {shlex.quote(spec.env_setup)}"]
+    setup = [line.rstrip() for line in spec.setup_lines if line.strip()]
+    if setup:
+        lines += ["", "# Environment setup (--setup lines, as written)", *setup]
     world = {
         "per-gpu": "$SLURM_NTASKS",
         "torchrun": f"$(( SLURM_NNODES * {spec.ranks_per_node} ))",

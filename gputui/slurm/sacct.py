@@ -62,3 +62,38 @@ def finished_job(job_id: str, *, env: dict[str, str] | None = None) -> Job:
         if job.job_id == jid:
             return job
     raise JobNotFound(f"job {jid} is not known to Slurm accounting")
+
+
+#: Final states of ``sacct -s`` (what "ended" means for the jobs list).
+ENDED_STATES = "BF,CA,CD,DL,F,NF,OOM,PR,RV,TO"
+
+
+def recent_argv(user: str, since: str = "now-1days") -> list[str]:
+    """One ``sacct`` call: the user's jobs (allocations only, ``-X``) that ended since ``since``."""
+    return [
+        "sacct",
+        "-X",
+        "-P",
+        "-n",
+        f"--delimiter={SEP}",
+        f"--user={user}",
+        "-S",
+        since,
+        "-E",
+        "now",
+        "-s",
+        ENDED_STATES,
+        "-o",
+        ",".join(SACCT_FIELDS),
+    ]
+
+
+def parse_recent(stdout: str, stderr: str = "", returncode: int = 0) -> list[Job]:
+    """Ended jobs from :func:`recent_argv`'s output; :class:`AccountingDisabled` or :class:`SlurmError`."""
+    if "accounting storage is disabled" in (stderr + stdout).lower():
+        raise AccountingDisabled(
+            "Slurm accounting is disabled: ended jobs are listed only while Slurm remembers them"
+        )
+    if returncode != 0:
+        raise SlurmError(f"sacct: {stderr.strip().splitlines()[-1] if stderr.strip() else returncode}")
+    return parse_sacct(stdout)

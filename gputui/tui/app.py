@@ -1,7 +1,10 @@
-"""The gputui Textual app: today one screen, the job dashboard, on one record source.
+"""The gputui Textual app: the jobs home screen (``gputui``), or one job dashboard (attach, run, demo,
+replay) on its own.
 
-``q``/Ctrl-C stop the source (only gputui's own probe step or demo ranks) and exit; Textual restores the
-terminal, also after an error. The caller waits for the source to finish after ``run()`` returns.
+From the home screen a dashboard is pushed on top and closing it (``q``/``escape``) returns to the jobs
+list and stops only that dashboard's source. ``q`` on the home screen (or Ctrl-C anywhere) quits; jobs are
+never touched by quitting. Textual restores the terminal, also after an error; the caller waits for a
+standalone dashboard's source after ``run()`` returns.
 """
 
 from __future__ import annotations
@@ -18,19 +21,43 @@ from gputui.tui.screens.dashboard import DashboardScreen
 
 
 class GputuiApp(App[int]):
-    CSS_PATH = "gputui.tcss"
+    CSS_PATH = ["gputui.tcss", "home.tcss"]
     TITLE = "gputui"
     ENABLE_COMMAND_PALETTE = False
     BINDINGS = [Binding("ctrl+c", "quit", "quit", show=False, priority=True)]
 
-    def __init__(self, source: RecordSource, config: Config | None = None, *, duration: float | None = None):
+    def __init__(
+        self,
+        source: RecordSource | None = None,
+        config: Config | None = None,
+        *,
+        duration: float | None = None,
+        warning: str | None = None,
+        poller=None,
+        attach_options=None,
+    ) -> None:
+        """``source``: a standalone dashboard; None: the home screen on ``poller`` (a SlurmPoller)."""
         super().__init__()
         self.source = source
         self.config = config or Config()
         self.duration = duration
+        self.warning = warning
+        self.poller = poller
+        self.attach_options = attach_options  # the probes the jobs screen starts (--backend, --interval)
 
     def on_mount(self) -> None:
-        self.push_screen(DashboardScreen(self.source, self.config))
+        if self.source is not None:
+            self.push_screen(DashboardScreen(self.source, self.config))
+        else:
+            from gputui.home.poller import SlurmPoller
+            from gputui.tui.screens.jobs import JobsScreen
+
+            poller = self.poller or SlurmPoller(
+                ended_hours=self.config.jobs.ended_hours, use_json=self.config.jobs.squeue_json
+            )
+            self.push_screen(JobsScreen(poller, self.config, self.attach_options))
+        if self.warning:
+            self.notify(self.warning, severity="warning", timeout=15)
         if self.duration:
             self.set_timer(self.duration, self.action_quit)
         report = os.environ.get("GPUTUI_FIRST_FRAME_FILE")  # benchmarks/first_frame.py
@@ -44,5 +71,9 @@ class GputuiApp(App[int]):
         self.call_later(self.action_quit)
 
     async def action_quit(self) -> None:
-        self.source.stop()
+        if self.source is not None:
+            self.source.stop()
+        for screen in self.screen_stack:  # dashboards opened from the home screen
+            if isinstance(screen, DashboardScreen):
+                screen.source.stop()
         self.exit(0)

@@ -18,6 +18,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
 from gputui.config import Config
+from gputui.monitor.summary import job_figures
 from gputui.sources.base import Feed, RecordSource
 
 if TYPE_CHECKING:
@@ -37,7 +38,8 @@ REPLAY_ACTIONS = frozenset({"replay_move", "replay_play", "replay_speed", "repla
 
 class DashboardScreen(Screen):
     BINDINGS = [
-        Binding("q", "app.quit", "quit"),
+        Binding("q", "close", "quit"),
+        Binding("escape", "close", "back", show=False),
         Binding("g", "focus_gpus", "gpus"),
         Binding("t", "next_metric", "train metric"),
         Binding("l", "log", "log"),
@@ -53,10 +55,13 @@ class DashboardScreen(Screen):
         Binding("end", "replay_end", "end", show=False),
     ]
 
-    def __init__(self, source: RecordSource, config: Config) -> None:
+    def __init__(self, source: RecordSource, config: Config, *, back: bool = False) -> None:
+        """``back``: opened from the jobs list; ``q``/``escape`` return there (dismissing with the
+        job's figures) instead of quitting."""
         super().__init__()
         self.source = source
         self.config = config
+        self.back = back
         self.state = source.new_state(config.alerts)
         self.feed = Feed(notify=lambda: self.post_message(FeedReady()))
         self.metric: str | None = None
@@ -176,11 +181,18 @@ class DashboardScreen(Screen):
         event.input.display = False
         pane.focus()
 
-    def key_escape(self) -> None:
+    async def action_close(self) -> None:
+        """Escape closes the search box first; then back to the jobs list, or quit when standalone."""
         box = self.query_one("#search", Input)
         if box.display:
             box.display = False
             self.query_one(LogPane).focus()
+            return
+        if not self.back:
+            await self.app.action_quit()
+            return
+        self.source.stop()
+        self.dismiss(job_figures(self.state))
 
     def action_alerts(self) -> None:
         self.app.push_screen(AlertsScreen(self.state))

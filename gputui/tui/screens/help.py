@@ -36,9 +36,13 @@ Thresholds: ~/.config/gputui/config.toml (or $GPUTUI_CONFIG), see docs/dashboard
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,question_mark", "dismiss", "close")]
 
+    def __init__(self, text: str = HELP) -> None:
+        super().__init__()
+        self.text = text
+
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-box"):
-            yield Static(HELP)
+            yield Static(self.text)
 
     def action_dismiss(self) -> None:  # type: ignore[override]
         self.dismiss(None)

@@ -1,0 +1,518 @@
+"""The home screen (``gputui``): my jobs, the cluster's free GPUs, and the keys that act on a job.
+
+A timer asks a thread worker for a refresh (one ``squeue`` each time; never two at once); the answer comes
+back as a :class:`~gputui.tui.messages.JobsPolled` message and only the cells that changed are redrawn.
+Errors are one line in the status bar over the last good table. Job actions (cancel, signal, script,
+submit) run in workers and report through :class:`~gputui.tui.messages.ActionDone`; the editor and the
+shell inside a job run with the app suspended.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import time
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Static
+
+from gputui.config import Config
+from gputui.home import actions
+from gputui.home.poller import JobsSnapshot, SlurmPoller
+from gputui.home.rows import AttachedFigures, JobRow, build_rows, filter_rows, gpu_total
+from gputui.slurm.commands import SlurmError, slurm_env
+from gputui.slurm.jobs import Job
+from gputui.tui.messages import ActionDone, JobsPolled
+from gputui.tui.screens.dashboard import DashboardScreen
+from gputui.tui.screens.dialogs import ChoiceScreen, ConfirmScreen, PromptScreen, TextScreen
+from gputui.tui.screens.help import HelpScreen
+from gputui.tui.widgets.cluster_pane import ClusterPane
+from gputui.tui.widgets.jobs_table import JobsTable
+
+HOME_HELP = """\
+[b]gputui[/b] — my jobs on this cluster, and where GPUs are free
+
+[b]jobs list[/b]
+  enter   open the job's dashboard (running: attach a probe; ended: replay its output)
+  l       launch a job from a form (live batch-script preview)
+  c       cancel the job (asks; y confirms)       s   send a signal (USR1, USR2, TERM, INT)
+  v       view its batch script                   e   edit a copy in $EDITOR and resubmit
+  o       open a shell inside the job (srun --overlap --pty, on the node you pick)
+  /       filter (words matched in any column)    r   refresh now
+  S       settings in effect and the file they come from
+  d       demo: a real local training run with simulated GPUs (no Slurm needed)
+  p       replay a record file or training log
+  q       quit (your jobs keep running)            ?   this help
+[b]in a dashboard[/b]
+  q / esc back to this list (stops only gputui's probe of that job)
+
+UTIL and LOSS are the last values seen in the job's dashboard.
+"""
+
+
+class JobsScreen(Screen):
+    BINDINGS = [
+        Binding("q", "app.quit", "quit"),
+        Binding("enter", "open_job", "open", show=False),
+        Binding("l", "launch", "launch"),
+        Binding("c", "cancel_job", "cancel"),
+        Binding("s", "signal_job", "signal"),
+        Binding("v", "view_script", "script"),
+        Binding("e", "edit_script", "edit"),
+        Binding("o", "shell", "shell"),
+        Binding("slash", "filter", "filter"),
+        Binding("r", "refresh", "refresh"),
+        Binding("S", "settings", "settings", show=False),
+        Binding("d", "demo", "demo", show=False),
+        Binding("p", "replay", "replay", show=False),
+        Binding("question_mark", "help", "help"),
+        Binding("escape", "clear_filter", show=False),
+    ]
+
+    def __init__(self, poller: SlurmPoller, config: Config, attach_options=None) -> None:
+        super().__init__()
+        self.poller = poller
+        self.config = config
+        self.attach_options = attach_options  # AttachOptions for the probes of dashboards opened here
+        self.snapshot: JobsSnapshot | None = None
+        self.rows: list[JobRow] = []
+        self.filter_text = ""
+        self.figures: dict[str, AttachedFigures] = {}
+        self.status: tuple[str, str] | None = None  # (text, level) of the last action
+        self._polling = False
+        self._poll_again = False
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="jobs-header")
+        yield Input(id="filter", placeholder="filter: words in any column (enter: keep, esc: clear)")
+        yield JobsTable(id="jobs")
+        yield Static(id="job-detail")
+        yield ClusterPane(id="cluster")
+        yield Static(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#filter").display = False
+        self.query_one("#cluster").border_title = "cluster: free GPUs by partition"
+        self.query_one("#jobs").border_title = "my jobs"
+        self.query_one(JobsTable).focus()
+        self._draw_header()
+        self.request_poll()
+        self.set_interval(self.config.jobs.refresh_s, self.request_poll)
+
+    # ------------------------------------------------------------------ polling
+
+    def request_poll(self, force: bool = False) -> None:
+        if self._polling:
+            self._poll_again = self._poll_again or force
+            return
+        self._polling = True
+        self._poll(force)
+
+    @work(thread=True, exit_on_error=False, group="poll")
+    def _poll(self, force: bool) -> None:
+        try:
+            snapshot = self.poller.poll(force=force)
+        except Exception as exc:  # a poller bug must not stop the list: say it, keep polling
+            snapshot = JobsSnapshot(
+                jobs=self.snapshot.jobs if self.snapshot else [], errors=[f"refresh failed: {exc}"]
+            )
+        self.post_message(JobsPolled(snapshot))
+
+    def on_jobs_polled(self, message: JobsPolled) -> None:
+        self._polling = False
+        first = self.snapshot is None
+        self.snapshot = message.snapshot  # type: ignore[assignment]
+        self.redraw()
+        if first and os.environ.get("GPUTUI_JOBS_LISTED_FILE"):  # benchmarks/home_screen.py
+            self.call_after_refresh(self._listed, os.environ["GPUTUI_JOBS_LISTED_FILE"])
+        if self._poll_again:
+            self._poll_again = False
+            self.request_poll(force=True)
+
+    def _listed(self, report: str) -> None:
+        """Benchmark hook: the wall-clock time the first list of jobs was on screen, then quit."""
+        with open(report, "a", encoding="utf-8") as fh:
+            fh.write(f"{time.time():.6f} {len(self.rows)}\n")
+        self.app.exit(0)
+
+    # ------------------------------------------------------------------ drawing
+
+    def redraw(self) -> None:
+        snapshot = self.snapshot
+        if snapshot is not None:
+            self.rows = build_rows(snapshot.jobs, self.figures)
+            self.query_one(JobsTable).show(filter_rows(self.rows, self.filter_text))
+            self.query_one(ClusterPane).show(snapshot.partitions)
+            self.query_one("#cluster").display = bool(snapshot.partitions)
+        self._draw_header()
+        self._draw_detail()
+        self._draw_status()
+
+    def _draw_header(self) -> None:
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(" gputui ", style="bold reverse")
+        snap = self.snapshot
+        if snap is None:
+            text.append("  asking Slurm for your jobs…")
+        elif not snap.slurm_found:
+            text.append("  no Slurm here", style="bold yellow")
+        else:
+            if snap.cluster_name:
+                text.append(f"  cluster {snap.cluster_name}", style="bold")
+            if snap.version:
+                text.append(f" · Slurm {snap.version}")
+            counts: dict[str, int] = {}
+            for job in snap.jobs:
+                key = job.state.lower() if job.active else "ended"
+                counts[key] = counts.get(key, 0) + 1
+            summary = ", ".join(f"{n} {k}" for k, n in counts.items()) or "no jobs"
+            text.append(f" · my jobs: {summary}")
+            if snap.taken_at:
+                text.append(f" · {time.strftime('%H:%M:%S', time.localtime(snap.taken_at))}", style="dim")
+                text.append(f" every {self.config.jobs.refresh_s:g} s", style="dim")
+        if self.filter_text:
+            text.append(f"  filter: {self.filter_text}", style="bold cyan")
+        self.query_one("#jobs-header", Static).update(text)
+
+    def _draw_detail(self) -> None:
+        row = self.query_one(JobsTable).selected_row()
+        job = row.job if row else None
+        detail = self.query_one("#job-detail", Static)
+        if job is None:
+            empty = self.snapshot is not None and not self.snapshot.jobs and self.snapshot.slurm_found
+            detail.update(
+                "no jobs: l launches one, d runs the demo" if empty else (row.cells[3] if row else "")
+            )
+            return
+        parts = [f"job {job.job_id}"]
+        if job.gpus:
+            placement = "  ".join(
+                f"{node}: GPU {','.join(map(str, ids)) or '-'}" for node, ids in job.gpus.items()
+            )
+            parts.append(f"{gpu_total(job)} GPUs · {placement}")
+        if job.stdout:
+            parts.append(f"out {job.stdout}")
+        elif job.work_dir:
+            parts.append(f"in {job.work_dir}")
+        if job.exit_code and not job.active:
+            parts.append(f"exit {job.exit_code}")
+        detail.update(Text(" · ".join(parts), no_wrap=True, overflow="ellipsis"))
+
+    def _draw_status(self) -> None:
+        widget = self.query_one("#status", Static)
+        snap = self.snapshot
+        lines: list[Text] = []
+        if self.status is not None:
+            style = {"error": "bold red", "warning": "yellow"}.get(self.status[1], "")
+            lines.append(Text(self.status[0], style=style))
+        if snap is not None and not snap.slurm_found:
+            lines.append(
+                Text(f"{snap.errors[0]} — d: demo · l: launch locally · p: replay a file", style="yellow")
+            )
+        elif snap is not None and snap.errors:
+            lines.append(
+                Text(
+                    snap.errors[0] + (f" (+{len(snap.errors) - 1} more)" if len(snap.errors) > 1 else ""),
+                    style="bold red",
+                )
+            )
+        elif snap is not None and snap.accounting is False and self.config.jobs.ended_hours > 0:
+            lines.append(
+                Text(
+                    "accounting disabled: ended jobs are listed only while Slurm remembers them", style="dim"
+                )
+            )
+        widget.update(lines[0] if lines else "")
+        widget.display = bool(lines)
+
+    @on(JobsTable.RowHighlighted)
+    def _row_moved(self) -> None:
+        self._draw_detail()
+
+    def say(self, text: str, level: str = "info") -> None:
+        self.status = (text, level)
+        self._draw_status()
+
+    def on_action_done(self, message: ActionDone) -> None:
+        self.say(message.text, message.level)
+        if message.refresh:
+            self.request_poll(force=True)
+
+    # ------------------------------------------------------------------ the selected job
+
+    def _job(self, *, active: bool = False, running: bool = False) -> Job | None:
+        row = self.query_one(JobsTable).selected_row()
+        if row is None or row.job is None:
+            self.say("choose a job row first (a group row stands for several jobs)", "warning")
+            return None
+        job = row.job
+        if running and job.state != "RUNNING":
+            self.say(f"job {job.job_id} is {job.state}: only a running job has nodes to open", "warning")
+            return None
+        if active and not job.active:
+            self.say(f"job {job.job_id} has already ended ({job.state})", "warning")
+            return None
+        return job
+
+    def open_dashboard(self, source, job_id: str | None = None) -> None:
+        def back(result) -> None:
+            if job_id and result is not None:
+                util, loss = result
+                self.figures[job_id] = AttachedFigures(util, loss)
+                self.redraw()
+            self.query_one(JobsTable).focus()
+
+        self.app.push_screen(DashboardScreen(source, self.config, back=True), back)
+
+    def action_open_job(self) -> None:
+        job = self._job()
+        if job is None:
+            return
+        if job.active:
+            from gputui.sources.attach import AttachSource
+
+            self.open_dashboard(AttachSource(job.job_id, self.attach_options), job.job_id)
+            return
+        files = actions.replay_files(job)
+        if not files:
+            self.say(f"job {job.job_id} ended and none of its output files are found here", "warning")
+            return
+        from gputui.sources.replay import ReplaySource
+
+        self.open_dashboard(ReplaySource(files, self.config.alerts), job.job_id)
+
+    def action_cancel_job(self) -> None:
+        job = self._job(active=True)
+        if job is None:
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.say(f"cancelling job {job.job_id}…")
+                self._cancel(job.job_id, None)
+
+        self.app.push_screen(ConfirmScreen(f"Cancel job {job.job_id} ({job.name}, {job.state})?"), answered)
+
+    def action_signal_job(self) -> None:
+        job = self._job(active=True)
+        if job is None:
+            return
+
+        def chosen(signal: str | None) -> None:
+            if signal:
+                self._cancel(job.job_id, signal)
+
+        choices = [(s, f"SIG{s}") for s in actions.SIGNALS]
+        self.app.push_screen(
+            ChoiceScreen(f"Signal to send to job {job.job_id} (every step and the batch shell)", choices),
+            chosen,
+        )
+
+    @work(thread=True, exit_on_error=False, group="action")
+    def _cancel(self, job_id: str, signal: str | None) -> None:
+        from gputui.slurm.cancel import cancel_job
+
+        try:
+            result = cancel_job(job_id, signal=signal)
+        except SlurmError as exc:
+            self.post_message(ActionDone(str(exc), "error"))
+            return
+        self.post_message(ActionDone(result.message, "info" if result.confirmed else "warning"))
+
+    def action_view_script(self) -> None:
+        job = self._job()
+        if job is not None:
+            self._script(job, edit=False)
+
+    def action_edit_script(self) -> None:
+        job = self._job()
+        if job is not None:
+            self._script(job, edit=True)
+
+    @work(thread=True, exit_on_error=False, group="action")
+    def _script(self, job: Job, edit: bool) -> None:
+        try:
+            text, origin = actions.batch_script(job.job_id)
+        except SlurmError as exc:
+            self.post_message(ActionDone(str(exc), "error", refresh=False))
+            return
+        self.app.call_from_thread(self._got_script, job, text, origin, edit)
+
+    def _got_script(self, job: Job, text: str, origin: str, edit: bool) -> None:
+        if not edit:
+            self.app.push_screen(TextScreen(f"job {job.job_id}: {origin}", text, shell=True))
+            return
+        try:
+            path = actions.editable_copy(job, text)
+        except OSError as exc:
+            self.say(f"cannot write a copy of the script: {exc}", "error")
+            return
+        argv = actions.editor_argv(path)
+        try:
+            with self.app.suspend():
+                code = subprocess.call(argv)
+        except (OSError, Exception) as exc:  # no editor, or a terminal that cannot be suspended
+            self.say(f"cannot run the editor {argv[0]!r}: {exc}", "error")
+            return
+        if code != 0:
+            self.say(f"{argv[0]} exited {code}; the copy is kept at {path}, nothing submitted", "warning")
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._submit(str(path))
+            else:
+                self.say(f"not submitted; the edited copy is kept at {path}")
+
+        self.app.push_screen(ConfirmScreen(f"Submit the edited script {path.name} with sbatch?"), answered)
+
+    @work(thread=True, exit_on_error=False, group="action")
+    def _submit(self, path: str) -> None:
+        from pathlib import Path
+
+        from gputui.slurm.batch_script import submit
+
+        try:
+            job_id, final = submit(Path(path))
+        except SlurmError as exc:
+            self.post_message(ActionDone(str(exc), "error"))
+            return
+        self.post_message(ActionDone(f"submitted job {job_id} ({final})"))
+
+    def action_shell(self) -> None:
+        job = self._job(running=True)
+        if job is None:
+            return
+        nodes = job.nodes or ([job.batch_host] if job.batch_host else [])
+        if not nodes:
+            self.say(f"Slurm names no node for job {job.job_id} yet", "warning")
+        elif len(nodes) == 1:
+            self._shell(job, nodes[0])
+        else:
+            choices = [(n, f"{n}  GPU {','.join(map(str, job.gpus.get(n, []))) or '-'}") for n in nodes]
+            self.app.push_screen(
+                ChoiceScreen(f"Open a shell in job {job.job_id} on which node?", choices),
+                lambda node: node and self._shell(job, node),
+            )
+
+    def _shell(self, job: Job, node: str) -> None:
+        try:
+            argv = actions.shell_argv(job.job_id, node)
+            with self.app.suspend():
+                print(f"gputui: shell in job {job.job_id} on {node} (exit returns to gputui)", flush=True)
+                code = subprocess.call(argv, env=slurm_env())
+        except (SlurmError, OSError, Exception) as exc:
+            self.say(f"cannot open a shell: {exc}", "error")
+            return
+        self.say(f"shell on {node} ended (exit {code})", "info" if code == 0 else "warning")
+
+    # ------------------------------------------------------------------ list keys
+
+    def action_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.display = True
+        box.value = self.filter_text
+        box.focus()
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.filter_text = event.value
+        self.redraw()
+
+    @on(Input.Submitted, "#filter")
+    def _filter_done(self, event: Input.Submitted) -> None:
+        event.input.display = bool(self.filter_text)
+        self.query_one(JobsTable).focus()
+
+    def action_clear_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        self.filter_text = ""
+        box.value = ""
+        box.display = False
+        self.query_one(JobsTable).focus()
+        self.redraw()
+
+    def action_refresh(self) -> None:
+        self.say("refreshing…")
+        self.status = None
+        self.request_poll(force=True)
+
+    def action_launch(self) -> None:
+        from gputui.tui.screens.launch import LaunchScreen
+
+        snap = self.snapshot
+        cluster = snap.cluster_name if snap else ""
+        slurm = bool(snap and snap.slurm_found)
+        partitions = [p.name for p in snap.partitions] if snap else []
+        self.app.push_screen(
+            LaunchScreen(self.config, cluster, slurm=slurm, partitions=partitions), self._launched
+        )
+
+    def _launched(self, result) -> None:
+        if not result:
+            return
+        kind, value = result
+        if kind == "slurm":
+            from gputui.sources.attach import AttachSource
+
+            self.say(f"submitted job {value}")
+            self.request_poll(force=True)
+            self.open_dashboard(AttachSource(value, self.attach_options), value)
+        else:
+            from gputui.sources.local import LocalRunSource
+
+            self.open_dashboard(LocalRunSource(value))
+
+    def action_demo(self) -> None:
+        if importlib.util.find_spec("torch") is None:
+            self.say("the demo needs PyTorch: pip install torch==2.13.0 (or make demo)", "error")
+            return
+        from gputui.commands.demo import demo_spec
+        from gputui.sources.local import LocalRunSource
+
+        self.open_dashboard(LocalRunSource(demo_spec(), simulated=True, title="demo"))
+
+    def action_replay(self) -> None:
+        def chosen(text: str | None) -> None:
+            if not text:
+                return
+            import shlex
+
+            try:
+                files = shlex.split(text)
+            except ValueError as exc:
+                self.say(f"cannot read the file names: {exc}", "error")
+                return
+            missing = [f for f in files if not os.path.isfile(os.path.expanduser(f))]
+            if missing:
+                self.say(f"no such file: {missing[0]}", "error")
+                return
+            from gputui.sources.replay import ReplaySource
+
+            self.open_dashboard(ReplaySource([os.path.expanduser(f) for f in files], self.config.alerts))
+
+        self.app.push_screen(
+            PromptScreen(
+                "Replay which files? (record files, training logs; space-separated)",
+                "run.jsonl slurm-123.out",
+            ),
+            chosen,
+        )
+
+    def action_settings(self) -> None:
+        from gputui.home.settings_text import settings_text
+
+        self.app.push_screen(
+            TextScreen(
+                "settings", settings_text(self.config, self.snapshot.cluster_name if self.snapshot else "")
+            )
+        )
+
+    def action_help(self) -> None:
+        self.app.push_screen(HelpScreen(HOME_HELP))

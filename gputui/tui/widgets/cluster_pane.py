@@ -1,0 +1,40 @@
+"""The cluster pane: each partition's GPU type, free / total GPUs and node states (from one sinfo)."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual.widgets import Static
+
+from gputui.slurm.cluster import STATE_CATEGORIES, PartitionGpus
+
+STATE_STYLE = {"idle": "green", "mixed": "cyan", "allocated": "yellow", "drain": "red", "down": "bold red"}
+
+
+def cluster_table(partitions: list[PartitionGpus]) -> Table | Text:
+    if not partitions:
+        return Text("no partitions known yet", style="dim")
+    table = Table(box=None, padding=(0, 1), expand=False, show_edge=False, header_style="bold")
+    for name in ("PARTITION", "GPU TYPE", "FREE/TOTAL GPUS", "CPUS IDLE", "NODES"):
+        table.add_column(name, no_wrap=True)
+    for part in partitions:
+        states = Text()
+        for category in STATE_CATEGORIES:
+            count = part.node_states.get(category, 0)
+            if count:
+                states.append(f"{count} {category}  ", style=STATE_STYLE.get(category, ""))
+        free = Text(f"{part.free_gpus}/{part.total_gpus}")
+        if part.total_gpus:
+            free.stylize("bold green" if part.free_gpus else "red")
+        name = part.name + ("*" if part.default else "")
+        if part.available and part.available != "up":
+            name += f" ({part.available})"
+        table.add_row(
+            name, ",".join(part.gpu_types) or "-", free, f"{part.cpus_idle}/{part.cpus_total}", states
+        )
+    return table
+
+
+class ClusterPane(Static):
+    def show(self, partitions: list[PartitionGpus]) -> None:
+        self.update(cluster_table(partitions))
