@@ -15,7 +15,7 @@ from pathlib import Path
 from gputui.slurm.batch_script import scripts_dir
 from gputui.slurm.commands import SlurmError, run_slurm
 from gputui.slurm.jobid import validate_jobid
-from gputui.slurm.jobs import Job
+from gputui.slurm.jobs import Job, format_duration
 
 SIGNALS = ("USR1", "USR2", "TERM", "INT")
 
@@ -43,12 +43,43 @@ def batch_script(job_id: str, *, env: dict[str, str] | None = None) -> tuple[str
     return res.stdout, f"scontrol write batch_script {jid}"
 
 
+def job_options(job: Job) -> list[str]:
+    """``#SBATCH`` lines for the job's own resources (for a script whose options were on sbatch's
+    command line: ``--wrap``, ``sbatch -N 2 ... script.sh``)."""
+    lines = []
+    if job.name:
+        lines.append(f"#SBATCH --job-name={_safe(job.name)}")
+    if job.num_nodes:
+        lines.append(f"#SBATCH --nodes={job.num_nodes}")
+    if job.num_tasks:
+        lines.append(f"#SBATCH --ntasks={job.num_tasks}")
+    gres = job.tres_per_node.replace("gres:", "").replace("gres/", "")
+    if gres and all(c.isalnum() or c in ":,._-" for c in gres):
+        lines.append(f"#SBATCH --gres={gres}")
+    if job.time_limit_s:
+        lines.append(f"#SBATCH --time={format_duration(job.time_limit_s)}")
+    if job.partition and all(c.isalnum() or c in "._+-" for c in job.partition):
+        lines.append(f"#SBATCH --partition={job.partition}")
+    return lines
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "._+-" else "_" for c in name)[:40] or "job"
+
+
 def editable_copy(job: Job, text: str) -> Path:
-    """A copy of the script in gputui's scripts folder, to edit and resubmit (the original is kept)."""
+    """A copy of the script in gputui's scripts folder, to edit and resubmit (the original is kept).
+
+    A script with no ``#SBATCH`` line got its options on sbatch's command line; the copy gets the job's
+    resources as ``#SBATCH`` lines after the ``#!`` line, so the resubmitted job asks for the same."""
     folder = scripts_dir()
     folder.mkdir(parents=True, exist_ok=True)
-    safe = "".join(c if c.isalnum() or c in "._+-" else "_" for c in job.name)[:40] or "job"
-    path = folder / f"{safe}-edit-of-{validate_jobid(job.job_id)}-{time.strftime('%Y%m%d-%H%M%S')}.sh"
+    if "#SBATCH" not in text:
+        first, _, rest = text.partition("\n") if text.startswith("#!") else ("#!/bin/bash", "", text)
+        note = "# gputui: the original job's resources (it had them on sbatch's command line)"
+        text = "\n".join([first, note, *job_options(job), rest])
+    stamp = f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"  # submit() renames it <name>-<new id>.sh
+    path = folder / f"{_safe(job.name)}-edit-of-{validate_jobid(job.job_id)}-{stamp}.sh"
     path.write_text(text, encoding="utf-8")
     path.chmod(0o755)
     return path

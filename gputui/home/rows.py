@@ -153,7 +153,8 @@ def _array_rows(array_id: int, tasks: list[Job], figures: dict[str, AttachedFigu
         )
     ]
     pending = [t for t in tasks if t.state == "PENDING"]
-    for task in sorted((t for t in tasks if t.state != "PENDING"), key=_sort_key):
+    started = [t for t in tasks if t.state != "PENDING"]
+    for task in sorted(started, key=lambda t: (_sort_key(t)[0], array_of(t)[1])):  # type: ignore[index]
         rows.append(
             JobRow(task.job_id, job_cells(task, figures.get(task.job_id), "├ "), task, "task", _style(task))
         )

@@ -39,7 +39,8 @@ REPLAY_ACTIONS = frozenset({"replay_move", "replay_play", "replay_speed", "repla
 class DashboardScreen(Screen):
     BINDINGS = [
         Binding("q", "close", "quit"),
-        Binding("escape", "close", "back", show=False),
+        Binding("q", "close_back", "back to jobs"),
+        Binding("escape", "leave", "back", show=False),
         Binding("g", "focus_gpus", "gpus"),
         Binding("t", "next_metric", "train metric"),
         Binding("l", "log", "log"),
@@ -181,6 +182,12 @@ class DashboardScreen(Screen):
         event.input.display = False
         pane.focus()
 
+    async def action_close_back(self) -> None:
+        await self.action_close()
+
+    async def action_leave(self) -> None:
+        await self.action_close()
+
     async def action_close(self) -> None:
         """Escape closes the search box first; then back to the jobs list, or quit when standalone."""
         box = self.query_one("#search", Input)
@@ -207,6 +214,8 @@ class DashboardScreen(Screen):
         return self.source if self.source.kind == "replay" else None  # type: ignore[return-value]
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("close", "close_back"):
+            return (action == "close_back") == self.back
         if action in REPLAY_ACTIONS:
             return self._replay() is not None
         return True

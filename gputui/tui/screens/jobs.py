@@ -235,6 +235,11 @@ class JobsScreen(Screen):
     def _row_moved(self) -> None:
         self._draw_detail()
 
+    @on(JobsTable.RowSelected)
+    def _row_chosen(self) -> None:
+        """Enter on a row (the table turns the key into this message)."""
+        self.action_open_job()
+
     def say(self, text: str, level: str = "info") -> None:
         self.status = (text, level)
         self._draw_status()
