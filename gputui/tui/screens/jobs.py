@@ -108,6 +108,8 @@ class JobsScreen(Screen):
     # ------------------------------------------------------------------ polling
 
     def request_poll(self, force: bool = False) -> None:
+        if not self.is_current and self.snapshot is not None and not force:
+            return  # a dashboard (or the form) is on top: no squeue calls until this list is shown again
         if self._polling:
             self._poll_again = self._poll_again or force
             return
@@ -123,6 +125,10 @@ class JobsScreen(Screen):
                 jobs=self.snapshot.jobs if self.snapshot else [], errors=[f"refresh failed: {exc}"]
             )
         self.post_message(JobsPolled(snapshot))
+
+    def on_screen_resume(self) -> None:
+        if self.snapshot is not None and time.time() - self.snapshot.taken_at > self.config.jobs.refresh_s:
+            self.request_poll()
 
     def on_jobs_polled(self, message: JobsPolled) -> None:
         self._polling = False
@@ -215,6 +221,9 @@ class JobsScreen(Screen):
             lines.append(
                 Text(f"{snap.errors[0]} — d: demo · l: launch locally · p: replay a file", style="yellow")
             )
+        elif snap is not None and snap.errors and not snap.taken_at:
+            hint = " — d: demo · p: replay a file · l: launch locally"
+            lines.append(Text(snap.errors[0] + hint, style="bold red"))
         elif snap is not None and snap.errors:
             lines.append(
                 Text(
