@@ -155,6 +155,8 @@ def _section(cls: type, raw: Any, name: str, where: _Where) -> Any:
             values[key] = value
         else:
             values[key] = _number(where, name, key, value)
+            if key == "refresh_s" and values[key] <= 0:
+                raise where.error(f"{name}.{key} must be more than 0, not {value!r}", name, key)
     return cls(**values)
 
 
@@ -241,5 +243,8 @@ def load_config_or_defaults(env: dict[str, str] | None = None) -> tuple[Config, 
     try:
         return load_config(env), None
     except ConfigError as exc:
-        fallback = apply_environment(Config(), {})
+        try:
+            fallback = apply_environment(Config(), dict(os.environ) if env is None else env)
+        except ConfigError:
+            fallback = Config()
         return fallback, f"{exc} — using the default settings"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import shlex
 import time
 from pathlib import Path
@@ -23,7 +24,8 @@ SIGNALS = ("USR1", "USR2", "TERM", "INT")
 def gputui_script(job_id: str) -> Path | None:
     """The batch script ``gputui run`` (or the launch form) wrote for this job, if it is still there."""
     jid = validate_jobid(job_id)
-    matches = sorted(scripts_dir().glob(f"*-{jid}.sh"))
+    unsubmitted = re.compile(r"-\d{8}-\d{6}-\d+\.sh$")  # write_script()'s name until sbatch gives an id
+    matches = sorted(p for p in scripts_dir().glob(f"*-{jid}.sh") if not unsubmitted.search(p.name))
     return matches[-1] if matches else None
 
 
@@ -104,11 +106,14 @@ def replay_files(job: Job) -> list[str]:
     """An ended job's output (stdout, stderr when separate) and the record files gputui wrote beside it."""
     files = [p for p in dict.fromkeys([job.stdout, job.stderr]) if p and os.path.isfile(p)]
     folder = job.work_dir or (os.path.dirname(job.stdout) if job.stdout else "")
-    if folder:
-        jid = job.job_id
-        files += sorted(glob.glob(os.path.join(glob.escape(folder), f"gputui-{glob.escape(jid)}-*.jsonl")))
-    if not files and folder:
+    if folder and not job.stdout:
         default = os.path.join(folder, f"slurm-{job.job_id}.out")  # sacct does not say where output went
         if os.path.isfile(default):
             files.append(default)
+    if folder:
+        ids = dict.fromkeys([job.job_id, str(job.raw_job_id or "")])  # an array task's own id: %j
+        for jid in (i for i in ids if i):
+            files += sorted(
+                glob.glob(os.path.join(glob.escape(folder), f"gputui-{glob.escape(jid)}-*.jsonl"))
+            )
     return files

@@ -22,7 +22,7 @@ from gputui.slurm.commands import SlurmError
 _TIME = re.compile(
     r"^(?:\d+|\d+:\d{1,2}|\d+:\d{1,2}:\d{1,2}|\d+-\d+|\d+-\d+:\d{1,2}|\d+-\d+:\d{1,2}:\d{1,2})$"
 )
-_MEM = re.compile(r"^\d+(?:\.\d+)?[KMGT]?B?$", re.IGNORECASE)
+_MEM = re.compile(r"^\d+(?:[KMGT]B?)?$", re.IGNORECASE)  # what sbatch --mem takes: 100, 32k, 32G, 32GB
 _WORD = re.compile(r"^[A-Za-z0-9_.+-]+$")
 _NAME = re.compile(r"^[A-Za-z0-9_.+-]{1,64}$")
 
@@ -57,7 +57,7 @@ def _count(
         if not optional:
             errors[key] = f"{label} is needed"
         return None
-    if not text.isdigit() or int(text) < low:
+    if not (text.isascii() and text.isdigit()) or int(text) < low:
         errors[key] = f"{label} must be a whole number ≥ {low}"
         return None
     if int(text) > 100000:

@@ -123,13 +123,14 @@ class SlurmPoller:
         """Cluster name and Slurm version, asked once (``scontrol show config``)."""
         if self._asked_config:
             return
-        self._asked_config = True
         try:
             res = self._call(["scontrol", "show", "config"])
         except SlurmNotFound:
-            raise
+            raise  # asked again on the next poll: Slurm may appear (a module loaded, PATH fixed)
         except SlurmError:
+            self._asked_config = True
             return
+        self._asked_config = True
         for line in res.stdout.splitlines():
             key, _, value = line.partition("=")
             if key.strip() == "ClusterName":
@@ -203,6 +204,8 @@ class SlurmPoller:
 
     def _gpu_details(self) -> list[str]:
         """GPU indices per node of running jobs not asked about yet (one ``scontrol -d`` each)."""
+        if self.use_json:
+            return []  # squeue --json gives gres_detail itself
         wanted = [j for j in self.active if j.state == "RUNNING" and j.job_id not in self.details]
         errors: list[str] = []
         for job in wanted[:DETAILS_PER_POLL]:

@@ -15,7 +15,7 @@ from gputui.slurm.jobs import Job, format_duration
 COLUMNS = ("JOBID", "NAME", "PARTITION", "STATE", "TIME/LIMIT", "NODES", "GPUS", "UTIL", "LOSS")
 _TRES_GPUS = re.compile(r"gres[:/]gpu(?::[A-Za-z0-9_.-]+)?:(\d+)|^gpu(?::[A-Za-z0-9_.-]+)?:(\d+)")
 _ARRAY_ID = re.compile(r"^(\d+)_(\d+)$")
-_STATE_RANK = {"RUNNING": 0, "COMPLETING": 1, "CONFIGURING": 1, "PENDING": 2}
+_STATE_RANK = {"RUNNING": 0, "PENDING": 1}  # then other active states (2), then ended jobs (4)
 SHORT_STATE = {"RUNNING": "R", "PENDING": "PD", "COMPLETED": "CD", "FAILED": "F", "CANCELLED": "CA"}
 
 
@@ -64,7 +64,7 @@ def array_of(job: Job) -> tuple[int, int] | None:
 
 
 def _sort_key(job: Job) -> tuple[int, int]:
-    rank = _STATE_RANK.get(job.state, 3 if job.active else 4)
+    rank = _STATE_RANK.get(job.state, 2 if job.active else 4)
     number = re.match(r"\d+", job.job_id)
     return rank, -int(number.group()) if number else 0
 

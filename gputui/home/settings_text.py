@@ -1,37 +1,53 @@
-"""The settings in effect as text (the ``S`` screen of the jobs list): file, values, cluster preset."""
+"""The settings in effect as TOML text (the ``S`` screen of the jobs list): file, values, cluster preset."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict
+from typing import Any
 
 from gputui.config import Config, config_path
 
 
-def settings_text(config: Config, cluster_name: str = "") -> str:
+def _toml(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _table(name: str, values: dict[str, Any], mark: str = "") -> list[str]:
+    return [f"[{name}]{mark}", *(f"{k} = {_toml(v)}" for k, v in values.items() if v not in (None, (), []))]
+
+
+def settings_text(config: Config, cluster_name: str = "", problem: str | None = None) -> str:
+    """The file in use (or why not), the precedence, and every value in effect, as TOML."""
     path = config.path or str(config_path())
+    if problem:
+        where = f"# settings file: {path} is NOT in use: {problem}"
+    else:
+        where = f"# settings file: {path}" + ("" if config.path else " (not found: defaults in use)")
     lines = [
-        f"settings file: {path}" + ("" if config.path else " (not found: defaults in use)"),
-        "precedence: command-line flags, then GPUTUI_REFRESH / GPUTUI_CLUSTER, then the file",
+        where,
+        "# precedence: flags (--refresh, --cluster), then GPUTUI_REFRESH / GPUTUI_CLUSTER, then the file",
         "",
-        "[jobs]",
-        *(f"{k} = {v}" for k, v in asdict(config.jobs).items()),
+        *_table("jobs", asdict(config.jobs)),
         "",
-        "[dashboard]",
-        *(f"{k} = {v}" for k, v in asdict(config.dashboard).items()),
+        *_table("dashboard", asdict(config.dashboard)),
         "",
-        "[alerts]",
-        *(f"{k} = {v}" for k, v in asdict(config.alerts).items()),
+        *_table("alerts", asdict(config.alerts)),
     ]
     chosen = config.cluster or cluster_name
     lines += [
         "",
-        f"cluster: {cluster_name or '?'}"
-        + (f" (preset {config.cluster!r} chosen)" if config.cluster else ""),
+        f"# cluster: {cluster_name or '?'}"
+        + (f", preset {config.cluster!r} chosen" if config.cluster else ""),
     ]
     for name, preset in sorted(config.clusters.items()):
-        mark = "  ← in use" if name == chosen else ""
-        lines.append(f"[clusters.{name}]{mark}")
-        lines += [f"{k} = {v!r}" for k, v in asdict(preset).items() if v]
+        lines += _table(f"clusters.{name}", asdict(preset), "  # in use" if name == chosen else "")
     if not config.clusters:
-        lines.append("no [clusters.NAME] presets (partition, account, time, setup for the launch form)")
+        lines.append("# no [clusters.NAME] presets (partition, account, time, setup for the launch form)")
     return "\n".join(lines) + "\n"

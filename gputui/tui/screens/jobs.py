@@ -522,11 +522,9 @@ class JobsScreen(Screen):
     def action_settings(self) -> None:
         from gputui.home.settings_text import settings_text
 
-        self.app.push_screen(
-            TextScreen(
-                "settings", settings_text(self.config, self.snapshot.cluster_name if self.snapshot else "")
-            )
-        )
+        cluster = self.snapshot.cluster_name if self.snapshot else ""
+        text = settings_text(self.config, cluster, getattr(self.app, "warning", None))
+        self.app.push_screen(TextScreen("settings in effect", text))
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen(HOME_HELP))
