@@ -28,7 +28,7 @@ Runner = Callable[[list[str], float], subprocess.CompletedProcess]
 SQUEUE_TIMEOUT_S = 10.0
 ENDED_EVERY_S = 60.0
 CLUSTER_EVERY_S = 30.0
-DETAILS_PER_POLL = 8  # scontrol calls for newly started jobs, at most, per refresh
+DETAILS_PER_POLL = 8  # more newly started jobs than this: one scontrol call for all jobs instead
 
 
 def default_runner(argv: list[str], timeout: float) -> subprocess.CompletedProcess:
@@ -203,12 +203,15 @@ class SlurmPoller:
         return []
 
     def _gpu_details(self) -> list[str]:
-        """GPU indices per node of running jobs not asked about yet (one ``scontrol -d`` each)."""
+        """GPU indices per node of running jobs not asked about yet (one ``scontrol -d`` each, or one for
+        all jobs when many started at once)."""
         if self.use_json:
             return []  # squeue --json gives gres_detail itself
         wanted = [j for j in self.active if j.state == "RUNNING" and j.job_id not in self.details]
+        if len(wanted) > DETAILS_PER_POLL:
+            return self._all_details(wanted)
         errors: list[str] = []
-        for job in wanted[:DETAILS_PER_POLL]:
+        for job in wanted:
             try:
                 res = self._call(["scontrol", "show", "job", "-o", "-d", job.job_id])
             except SlurmError as exc:
@@ -224,6 +227,24 @@ class SlurmPoller:
                 self.details[job.job_id] = {}
                 errors.append(f"scontrol output for job {job.job_id} unreadable ({exc})")
         return errors
+
+    def _all_details(self, wanted: list[Job]) -> list[str]:
+        """Many jobs started at once (an array, a sweep): one ``scontrol -d show job`` of every job."""
+        try:
+            res = self._call(["scontrol", "show", "job", "-o", "-d"], timeout=2 * SQUEUE_TIMEOUT_S)
+        except SlurmError as exc:
+            return [str(exc)]
+        found: dict[str, dict[str, list[int]]] = {}
+        for line in res.stdout.splitlines():
+            if line.strip():
+                try:
+                    job = parse_scontrol_job(line)
+                except (ValueError, AttributeError):
+                    continue
+                found[job.job_id] = job.gpus
+        for job in wanted:
+            self.details[job.job_id] = found.get(job.job_id, {})
+        return []
 
     def _merged(self) -> list[Job]:
         """squeue's jobs, then sacct's ended jobs that squeue no longer shows (one row per job id)."""

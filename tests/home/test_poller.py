@@ -62,7 +62,7 @@ class Replay:
         if argv[0] == "scontrol" and argv[1:3] == ["show", "config"]:
             return "config"
         if argv[0] == "scontrol" and argv[1:3] == ["show", "job"]:
-            return f"job:{argv[-1]}"
+            return "jobs:all" if argv[-1] == "-d" else f"job:{argv[-1]}"
         return argv[0]
 
     def __call__(self, argv: list[str], timeout: float) -> subprocess.CompletedProcess:
@@ -163,22 +163,23 @@ def test_newly_running_job_is_asked_about_once() -> None:
     assert replay.take() == ["squeue"]
 
 
-def test_at_most_details_per_poll_scontrol_calls() -> None:
+def test_many_new_jobs_are_asked_about_in_one_scontrol_call() -> None:
     template = next(ln for ln in SQUEUE_ARRAY.splitlines() if ln.split(SEP)[2] == "1")
-    lines = []
+    task = (DATA / "scontrol-22.05-array-task-1.txt").read_text().strip()
+    lines, details = [], []
     for n in range(DETAILS_PER_POLL + 3):
         parts = template.split(SEP)
         parts[0], parts[1], parts[2] = str(400 + n), str(400 + n), "N/A"
         lines.append(SEP.join(parts))
+        detail = task.replace("JobId=255 ", f"JobId={400 + n} ").replace("ArrayJobId=253 ArrayTaskId=1 ", "")
+        details.append(detail)
     replay = Replay(squeue=answer("\n".join(lines) + "\n"))
-    for n in range(DETAILS_PER_POLL + 3):
-        replay.answers[f"job:{400 + n}"] = answer((DATA / "scontrol-22.05-array-task-1.txt").read_text())
+    replay.answers["jobs:all"] = answer("\n".join(details) + "\n")
     poller, clock = make(replay)
-    poller.poll()
-    assert sum(k.startswith("job:") for k in replay.take()) == DETAILS_PER_POLL
-    clock.now += 5
-    poller.poll()
-    assert sum(k.startswith("job:") for k in replay.take()) == 3
+    snap = poller.poll()
+    keys = replay.take()
+    assert keys.count("jobs:all") == 1 and not any(k.startswith("job:") for k in keys)
+    assert all(job.gpus for job in snap.jobs if job.state == "RUNNING")
     clock.now += 5
     poller.poll()
     assert replay.take() == ["squeue"]
