@@ -33,7 +33,7 @@ class ConfirmScreen(ModalScreen[bool]):
 
 
 class ChoiceScreen(ModalScreen[str | None]):
-    """One of a few choices (signals, nodes): arrows and enter, or the choice's first letter/number."""
+    """One of a few choices (signals, nodes): arrows and enter; escape cancels."""
 
     BINDINGS = [Binding("escape,q", "cancel", "cancel")]
 

@@ -108,7 +108,7 @@ class JobsScreen(Screen):
     # ------------------------------------------------------------------ polling
 
     def request_poll(self, force: bool = False) -> None:
-        if not self.is_current and self.snapshot is not None and not force:
+        if self.app.screen is not self and self.snapshot is not None and not force:
             return  # a dashboard (or the form) is on top: no squeue calls until this list is shown again
         if self._polling:
             self._poll_again = self._poll_again or force
@@ -163,6 +163,8 @@ class JobsScreen(Screen):
     def _draw_header(self) -> None:
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(" gputui ", style="bold reverse")
+        if self.filter_text:
+            text.append(f"  filter: {self.filter_text}", style="bold cyan")
         snap = self.snapshot
         if snap is None:
             text.append("  asking Slurm for your jobs…")
@@ -182,8 +184,6 @@ class JobsScreen(Screen):
             if snap.taken_at:
                 text.append(f" · {time.strftime('%H:%M:%S', time.localtime(snap.taken_at))}", style="dim")
                 text.append(f" every {self.config.jobs.refresh_s:g} s", style="dim")
-        if self.filter_text:
-            text.append(f"  filter: {self.filter_text}", style="bold cyan")
         self.query_one("#jobs-header", Static).update(text)
 
     def _draw_detail(self) -> None:

@@ -18,11 +18,11 @@ def cluster_table(partitions: list[PartitionGpus]) -> Table | Text:
     for name in ("PARTITION", "GPU TYPE", "FREE/TOTAL GPUS", "CPUS IDLE", "NODES"):
         table.add_column(name, no_wrap=True)
     for part in partitions:
-        states = Text()
-        for category in STATE_CATEGORIES:
-            count = part.node_states.get(category, 0)
-            if count:
-                states.append(f"{count} {category}  ", style=STATE_STYLE.get(category, ""))
+        states = Text("  ").join(
+            Text(f"{part.node_states[c]} {c}", style=STATE_STYLE.get(c, ""))
+            for c in STATE_CATEGORIES
+            if part.node_states.get(c)
+        )
         free = Text(f"{part.free_gpus}/{part.total_gpus}")
         if part.total_gpus:
             free.stylize("bold green" if part.free_gpus else "red")
