@@ -113,6 +113,22 @@ def _pair_spans(text: str) -> list[tuple[int, int, int, int, bool, int]]:
     return out if len(out) >= 2 else []
 
 
+MODULE_PRINTOUT = re.compile(r"^\s*(?:\(\w+\):\s*)?[A-Z]\w*\((?:\w+=|\d+,|\))")
+
+
+def _after_anchor(span: tuple, anchors: list[int], body: str) -> tuple:
+    """A pair whose label runs over an anchor's number starts after it (skipping ``:``, ``,``, ``]``)."""
+    label_start, label_end = span[0], span[1]
+    for end in anchors:
+        if label_start < end <= label_end:
+            start = end
+            while start < label_end and not body[start].isalpha():
+                start += 1
+            if start < label_end:
+                label_start = start
+    return (label_start, *span[1:])
+
+
 def _named(name: str, split: str | None) -> str:
     return name if split is None or name.startswith(KNOWN_SPLITS) else split + name
 
@@ -134,6 +150,11 @@ def plan_of(text: str) -> Plan:
     em = EPOCH.search(body) if low is None or "epoch" in low else None
     sm = STEP.search(body) if low is None or "step" in low or "iter" in low or "batch" in low else None
     spans = _pair_spans(body) if (":" in body or "=" in body or "\t" in body) else []
+    if spans and MODULE_PRINTOUT.match(body):
+        spans = []  # "(fc1): Linear(in_features=128, ...)", "Dropout(p=0.25)": a model, not metrics
+    anchors = [a.end(1) for a in (em, sm) if a is not None]
+    if anchors and spans:  # "epoch 1 loss=0.5": the label is "loss", not "epoch 1 loss"
+        spans = [_after_anchor(span, anchors, body) for span in spans]
     split = SPLIT.match(body) if spans else None
     prefix = SPLIT_PREFIX.get(split.group(1).lower(), "val_") if split is not None else None
     pairs = []
@@ -223,10 +244,11 @@ class GenericParser:
             return out
         named = []
         for name, value, after in pairs:
-            if anchored and name in TIME_NAMES:
-                unit = UNIT.match(after)
-                factor = SCALE.get(unit.group(1).lower(), 1.0) if unit else 1.0
-                name, value = "epoch_time_s", value * factor
+            if name in TIME_NAMES or name.endswith("_time"):
+                unit = UNIT.match(after)  # "time: 850ms" is 0.85 s
+                value *= SCALE.get(unit.group(1).lower(), 1.0) if unit else 1.0
+                if anchored and name in TIME_NAMES:
+                    name = "epoch_time_s"
             named.append((name, value))
         emit(out, named, NAME, scope, ctx, now, epoch, step, _stamp(head) if head else None)
         return out
