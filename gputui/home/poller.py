@@ -27,7 +27,7 @@ from gputui.slurm.scontrol import parse_scontrol_job
 Runner = Callable[[list[str], float], subprocess.CompletedProcess]
 SQUEUE_TIMEOUT_S = 10.0
 ENDED_EVERY_S = 60.0
-CLUSTER_EVERY_S = 30.0
+CLUSTER_EVERY_S = 60.0
 DETAILS_PER_POLL = 8  # more newly started jobs than this: one scontrol call for all jobs instead
 
 

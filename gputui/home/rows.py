@@ -47,7 +47,7 @@ def gpus_per_node(tres_per_node: str) -> int | None:
 
 def gpu_total(job: Job) -> int | None:
     """The job's GPUs: from the allocation (``scontrol -d``) when known, else per node × nodes."""
-    if job.gpus:
+    if any(job.gpus.values()):
         return sum(len(ids) for ids in job.gpus.values())
     per_node = gpus_per_node(job.tres_per_node)
     if per_node is None:

@@ -17,7 +17,6 @@ from textual.binding import Binding
 
 from gputui.config import Config
 from gputui.sources.base import RecordSource
-from gputui.tui.screens.dashboard import DashboardScreen
 
 
 class GputuiApp(App[int]):
@@ -47,6 +46,8 @@ class GputuiApp(App[int]):
 
     def on_mount(self) -> None:
         if self.source is not None:
+            from gputui.tui.screens.dashboard import DashboardScreen  # the jobs screen starts without it
+
             self.push_screen(DashboardScreen(self.source, self.config))
         else:
             from gputui.home.poller import SlurmPoller
@@ -74,6 +75,7 @@ class GputuiApp(App[int]):
         if self.source is not None:
             self.source.stop()
         for screen in self.screen_stack:  # dashboards opened from the home screen
-            if isinstance(screen, DashboardScreen):
-                screen.source.stop()
+            source = getattr(screen, "source", None)
+            if isinstance(source, RecordSource):
+                source.stop()
         self.exit(0)

@@ -212,14 +212,15 @@ def test_sacct_and_sinfo_only_every_interval_or_on_force() -> None:
     replay = Replay()
     poller, clock = make(replay)
     start = clock.now
+    assert ENDED_EVERY_S == CLUSTER_EVERY_S == 60.0
     expected = [
         (0.0, False, ["squeue", "sacct", "sinfo"]),
-        (CLUSTER_EVERY_S - 0.1, False, ["squeue"]),
-        (CLUSTER_EVERY_S, False, ["squeue", "sinfo"]),
+        (5.0, False, ["squeue"]),
         (ENDED_EVERY_S - 0.1, False, ["squeue"]),
         (ENDED_EVERY_S, False, ["squeue", "sacct", "sinfo"]),
         (ENDED_EVERY_S + 1, True, ["squeue", "sacct", "sinfo"]),
         (ENDED_EVERY_S + 2, False, ["squeue"]),
+        (ENDED_EVERY_S + 1 + CLUSTER_EVERY_S, False, ["squeue", "sacct", "sinfo"]),
     ]
     for offset, force, keys in expected:
         clock.now = start + offset

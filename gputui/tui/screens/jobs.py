@@ -28,7 +28,6 @@ from gputui.home.rows import AttachedFigures, JobRow, build_rows, filter_rows, g
 from gputui.slurm.commands import SlurmError, slurm_env
 from gputui.slurm.jobs import Job
 from gputui.tui.messages import ActionDone, JobsPolled
-from gputui.tui.screens.dashboard import DashboardScreen
 from gputui.tui.screens.dialogs import ChoiceScreen, ConfirmScreen, PromptScreen, TextScreen
 from gputui.tui.screens.help import HelpScreen
 from gputui.tui.widgets.cluster_pane import ClusterPane
@@ -86,6 +85,7 @@ class JobsScreen(Screen):
         self.status: tuple[str, str] | None = None  # (text, level) of the last action
         self._polling = False
         self._poll_again = False
+        self._shown: dict[str, object] = {}  # what each Static shows now
 
     def compose(self) -> ComposeResult:
         yield Static(id="jobs-header")
@@ -160,6 +160,12 @@ class JobsScreen(Screen):
         self._draw_detail()
         self._draw_status()
 
+    def _update(self, selector: str, content: Text | str) -> None:
+        """Update a one-line Static only when its content changed (each repaint costs CPU at idle)."""
+        if self._shown.get(selector) != content:
+            self._shown[selector] = content
+            self.query_one(selector, Static).update(content)
+
     def _draw_header(self) -> None:
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(" gputui ", style="bold reverse")
@@ -182,18 +188,18 @@ class JobsScreen(Screen):
             summary = ", ".join(f"{n} {k}" for k, n in counts.items()) or "no jobs"
             text.append(f" · my jobs: {summary}")
             if snap.taken_at:
-                text.append(f" · {time.strftime('%H:%M:%S', time.localtime(snap.taken_at))}", style="dim")
+                text.append(f" · {time.strftime('%H:%M', time.localtime(snap.taken_at))}", style="dim")
                 text.append(f" every {self.config.jobs.refresh_s:g} s", style="dim")
-        self.query_one("#jobs-header", Static).update(text)
+        self._update("#jobs-header", text)
 
     def _draw_detail(self) -> None:
         row = self.query_one(JobsTable).selected_row()
         job = row.job if row else None
-        detail = self.query_one("#job-detail", Static)
         if job is None:
             empty = self.snapshot is not None and not self.snapshot.jobs and self.snapshot.slurm_found
-            detail.update(
-                "no jobs: l launches one, d runs the demo" if empty else (row.cells[3] if row else "")
+            self._update(
+                "#job-detail",
+                "no jobs: l launches one, d runs the demo" if empty else (row.cells[3] if row else ""),
             )
             return
         parts = [f"job {job.job_id}"]
@@ -208,7 +214,7 @@ class JobsScreen(Screen):
             parts.append(f"in {job.work_dir}")
         if job.exit_code and not job.active:
             parts.append(f"exit {job.exit_code}")
-        detail.update(Text(" · ".join(parts), no_wrap=True, overflow="ellipsis"))
+        self._update("#job-detail", Text(" · ".join(parts), no_wrap=True, overflow="ellipsis"))
 
     def _draw_status(self) -> None:
         widget = self.query_one("#status", Static)
@@ -237,7 +243,7 @@ class JobsScreen(Screen):
                     "accounting disabled: ended jobs are listed only while Slurm remembers them", style="dim"
                 )
             )
-        widget.update(lines[0] if lines else "")
+        self._update("#status", lines[0] if lines else "")
         widget.display = bool(lines)
 
     @on(JobsTable.RowHighlighted)
@@ -275,6 +281,8 @@ class JobsScreen(Screen):
         return job
 
     def open_dashboard(self, source, job_id: str | None = None) -> None:
+        from gputui.tui.screens.dashboard import DashboardScreen  # imported on first use: a faster start
+
         def back(result) -> None:
             if job_id and result is not None:
                 util, loss = result

@@ -36,5 +36,10 @@ def cluster_table(partitions: list[PartitionGpus]) -> Table | Text:
 
 
 class ClusterPane(Static):
+    shown: list[PartitionGpus] | None = None
+
     def show(self, partitions: list[PartitionGpus]) -> None:
-        self.update(cluster_table(partitions))
+        """Redraw only when a partition changed (sinfo is asked every 60 s; the list more often)."""
+        if partitions != self.shown:
+            self.shown = partitions
+            self.update(cluster_table(partitions))
