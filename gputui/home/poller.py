@@ -88,10 +88,20 @@ class SlurmPoller:
 
     # ------------------------------------------------------------------ one refresh
 
-    def poll(self, *, force: bool = False) -> JobsSnapshot:
+    def poll(self, *, force: bool = False, quick: bool = False) -> JobsSnapshot:
+        """One refresh. ``quick``: squeue only (the first screen shows the list sooner; the next poll
+        asks the rest)."""
         started = time.monotonic()
         errors: list[str] = []
         try:
+            if quick:
+                errors += self._squeue()
+                return JobsSnapshot(
+                    jobs=self._merged(),
+                    taken_at=self.taken_at,
+                    errors=errors,
+                    poll_s=time.monotonic() - started,
+                )
             self._config()
             errors += self._squeue()
             now = self.clock()

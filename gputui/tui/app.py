@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import os
 import time
+from typing import TYPE_CHECKING
 
 from textual.app import App
 from textual.binding import Binding
 
 from gputui.config import Config
-from gputui.sources.base import RecordSource
+
+if TYPE_CHECKING:  # imported when a dashboard opens: the jobs screen starts without it
+    from gputui.sources.base import RecordSource
 
 
 class GputuiApp(App[int]):
@@ -76,6 +79,6 @@ class GputuiApp(App[int]):
             self.source.stop()
         for screen in self.screen_stack:  # dashboards opened from the home screen
             source = getattr(screen, "source", None)
-            if isinstance(source, RecordSource):
+            if source is not None and hasattr(source, "stop"):
                 source.stop()
         self.exit(0)

@@ -516,3 +516,13 @@ def test_poller_against_the_cluster(slurm_cluster, tmp_path, monkeypatch) -> Non
         assert total == len(slurm_cluster.nodes) * slurm_cluster.gpus_per_node
     finally:
         scancel(job, env)
+
+
+def test_quick_poll_asks_squeue_only() -> None:
+    replay = Replay()
+    poller, _ = make(replay)
+    snap = poller.poll(quick=True)
+    assert replay.take() == ["squeue"]
+    assert [j.job_id for j in snap.jobs] and snap.partitions == [] and snap.cluster_name == ""
+    poller.poll()
+    assert [k for k in replay.take() if not k.startswith("job:")] == ["config", "squeue", "sacct", "sinfo"]

@@ -367,7 +367,8 @@ async def wait_for(
 
 async def wait_polled(pilot: Pilot, squeue_calls: int = 1, timeout: float = 10.0) -> JobsScreen:
     """Wait until the screen has drawn the answer of (at least) ``squeue_calls`` polls (or, without
-    Slurm, its first poll)."""
+    Slurm, its first poll). The screen's start is two squeue calls (a quick squeue-only poll, then the
+    full one), counted here as one poll."""
     await wait_for(
         pilot, lambda: any(isinstance(s, JobsScreen) for s in pilot.app.screen_stack), "the screen"
     )
@@ -375,7 +376,7 @@ async def wait_polled(pilot: Pilot, squeue_calls: int = 1, timeout: float = 10.0
     fake: FakeSlurm = screen.poller.run  # type: ignore[assignment]
 
     def done() -> bool:
-        enough = fake.missing or fake.count("squeue") >= squeue_calls
+        enough = fake.missing or fake.count("squeue") >= squeue_calls + 1
         return enough and screen.snapshot is not None and not screen._polling
 
     await wait_for(pilot, done, "the poll", timeout)

@@ -146,7 +146,8 @@ async def test_first_poll_lists_the_jobs(folder):
         assert shown_keys(pilot) == SAMPLE_KEYS
         assert table_keys(pilot) == SAMPLE_KEYS
         assert table(pilot).row_count == 11
-        assert fake.count("squeue") == 1 and fake.count("sacct") == 1 and fake.count("sinfo") == 1
+        # a quick squeue-only poll (the list sooner), then the full one
+        assert fake.count("squeue") == 2 and fake.count("sacct") == 1 and fake.count("sinfo") == 1
         assert [p.name for p in screen.snapshot.partitions] == ["debug", "gpu", "long"]
         assert screen.snapshot.errors == []
         header = text_of(screen.query_one("#jobs-header", Static))
@@ -163,11 +164,11 @@ async def test_r_polls_squeue_exactly_once_more(folder):
     app = app_on(fake)
     async with app.run_test(size=SIZE) as pilot:
         await home_data.wait_polled(pilot)
-        assert fake.count("squeue") == 1
+        assert fake.count("squeue") == 2  # the quick first poll and the full one
         await pilot.press("r")
         await home_data.wait_polled(pilot, squeue_calls=2)
         await pilot.pause(0.3)
-        assert fake.count("squeue") == 2
+        assert fake.count("squeue") == 3
         assert fake.count("sacct") == 2 and fake.count("sinfo") == 2  # forced: the ended jobs, the cluster
         assert shown_keys(pilot) == SAMPLE_KEYS
 
@@ -285,7 +286,7 @@ async def test_cancel_then_n_cancels_nothing(folder, cancels):
         assert isinstance(app.screen, JobsScreen)
         assert cancels == []
         assert not any(argv[0] == "scancel" for argv in fake.calls)
-        assert fake.count("squeue") == 1  # nothing done: no refresh either
+        assert fake.count("squeue") == 2  # nothing done: no refresh either
 
 
 async def test_cancel_then_y_cancels_the_job(folder, cancels):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from rich.syntax import Syntax
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
@@ -71,7 +70,11 @@ class TextScreen(ModalScreen[None]):
         self.shell = shell
 
     def compose(self) -> ComposeResult:
-        body = Syntax(self.text, "bash", theme="ansi_dark", word_wrap=False) if self.shell else self.text
+        body: object = self.text
+        if self.shell:
+            from rich.syntax import Syntax  # pygments: imported when a script is first shown
+
+            body = Syntax(self.text, "bash", theme="ansi_dark", word_wrap=False)
         with VerticalScroll(classes="text-box") as box:
             box.border_title = self.title_text
             box.border_subtitle = "esc: close"

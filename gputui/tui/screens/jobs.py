@@ -22,7 +22,6 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
 from gputui.config import Config
-from gputui.home import actions
 from gputui.home.poller import JobsSnapshot, SlurmPoller
 from gputui.home.rows import AttachedFigures, JobRow, build_rows, filter_rows, gpu_total
 from gputui.slurm.commands import SlurmError, slurm_env
@@ -52,6 +51,13 @@ HOME_HELP = """\
 
 UTIL and LOSS are the last values seen in the job's dashboard.
 """
+
+
+def _actions():
+    """:mod:`gputui.home.actions`, imported on the first job action (a faster first screen)."""
+    from gputui.home import actions
+
+    return actions
 
 
 class JobsScreen(Screen):
@@ -102,7 +108,9 @@ class JobsScreen(Screen):
         self.query_one("#jobs").border_title = "my jobs"
         self.query_one(JobsTable).focus()
         self._draw_header()
-        self.request_poll()
+        self._polling = True
+        self._poll(False, quick=True)  # squeue alone first: the list is on screen sooner
+        self._poll_again = True  # then everything else (cluster, ended jobs, GPU placement) at once
         self.set_interval(self.config.jobs.refresh_s, self.request_poll)
 
     # ------------------------------------------------------------------ polling
@@ -117,9 +125,9 @@ class JobsScreen(Screen):
         self._poll(force)
 
     @work(thread=True, exit_on_error=False, group="poll")
-    def _poll(self, force: bool) -> None:
+    def _poll(self, force: bool, quick: bool = False) -> None:
         try:
-            snapshot = self.poller.poll(force=force)
+            snapshot = self.poller.poll(force=force, quick=quick)
         except Exception as exc:  # a poller bug must not stop the list: say it, keep polling
             snapshot = JobsSnapshot(
                 jobs=self.snapshot.jobs if self.snapshot else [], errors=[f"refresh failed: {exc}"]
@@ -301,7 +309,7 @@ class JobsScreen(Screen):
 
             self.open_dashboard(AttachSource(job.job_id, self.attach_options), job.job_id)
             return
-        files = actions.replay_files(job)
+        files = _actions().replay_files(job)
         if not files:
             self.say(f"job {job.job_id} ended and none of its output files are found here", "warning")
             return
@@ -330,7 +338,7 @@ class JobsScreen(Screen):
             if signal:
                 self._cancel(job.job_id, signal)
 
-        choices = [(s, f"SIG{s}") for s in actions.SIGNALS]
+        choices = [(s, f"SIG{s}") for s in _actions().SIGNALS]
         self.app.push_screen(
             ChoiceScreen(f"Signal to send to job {job.job_id} (every step and the batch shell)", choices),
             chosen,
@@ -360,7 +368,7 @@ class JobsScreen(Screen):
     @work(thread=True, exit_on_error=False, group="action")
     def _script(self, job: Job, edit: bool) -> None:
         try:
-            text, origin = actions.batch_script(job.job_id)
+            text, origin = _actions().batch_script(job.job_id)
         except SlurmError as exc:
             self.post_message(ActionDone(str(exc), "error", refresh=False))
             return
@@ -371,11 +379,11 @@ class JobsScreen(Screen):
             self.app.push_screen(TextScreen(f"job {job.job_id}: {origin}", text, shell=True))
             return
         try:
-            path = actions.editable_copy(job, text)
+            path = _actions().editable_copy(job, text)
         except OSError as exc:
             self.say(f"cannot write a copy of the script: {exc}", "error")
             return
-        argv = actions.editor_argv(path)
+        argv = _actions().editor_argv(path)
         try:
             with self.app.suspend():
                 code = subprocess.call(argv)
@@ -425,7 +433,7 @@ class JobsScreen(Screen):
 
     def _shell(self, job: Job, node: str) -> None:
         try:
-            argv = actions.shell_argv(job.job_id, node)
+            argv = _actions().shell_argv(job.job_id, node)
             with self.app.suspend():
                 print(f"gputui: shell in job {job.job_id} on {node} (exit returns to gputui)", flush=True)
                 code = subprocess.call(argv, env=slurm_env())
