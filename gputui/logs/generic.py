@@ -116,6 +116,43 @@ def _pair_spans(text: str) -> list[tuple[int, int, int, int, bool, int]]:
 MODULE_PRINTOUT = re.compile(r"^\s*(?:\(\w+\):\s*)?[A-Z]\w*\((?:\w+=|\d+,|\))")
 
 
+SPACED = re.compile(
+    r"(?:^|(?<=\s)|(?<=[|,;]))\s*([A-Za-z][\w./@-]*)\s+("
+    + NUM
+    + r")(\s*%|(?:ms|s|sec|min)(?!\w))?(?=\s*$|\s{2,}|\s*[|,;]|\t)",
+    re.IGNORECASE,
+)
+RANK_MARK = re.compile(r"\[rank (\d{1,5})\]")
+SPACED_SKIP = frozenset({"of", "in", "at", "on", "to", "for", "from", "with", "by", "per", "and", "or", "is"})
+BRACKETS = re.compile(r"\[[^\]]*\]|\([^)]*\)")
+
+
+def _spaced_spans(body: str, after: int) -> list[tuple[int, int, int, int, bool, int]]:
+    """``name value`` pairs separated by two spaces, ``|``, ``,`` or ``;`` after an epoch or step anchor
+    (``Epoch 3: loss 1.2e-01  acc 93.1%``); bracketed parts (``[rank 0]``) are not read. Every segment
+    must be such a pair, or none counts (a sentence after an anchor is not a list of metrics)."""
+    rest = BRACKETS.sub(lambda m: " " * len(m.group()), body[after:])
+    rest = rest.lstrip(" :-|,;)]")
+    offset = len(body) - len(rest)
+    if not rest.strip():
+        return []
+    out = []
+    covered = 0
+    for m in SPACED.finditer(rest):
+        label = m.group(1)
+        if label.lower() in SPACED_SKIP or not is_metric_name(label) or FILE_REF.search(label):
+            return []
+        gap = rest[covered : m.start(1)]
+        if gap.strip(" |,;\t"):
+            return []  # words between pairs: not a list of metrics
+        pct = bool(m.group(3)) and "%" in m.group(3)
+        out.append((offset + m.start(1), offset + m.end(1), offset + m.start(2), offset + m.end(2), pct, 12))
+        covered = m.end(3) if m.group(3) else m.end(2)
+    if rest[covered:].strip(" |,;\t"):
+        return []
+    return out
+
+
 def _after_anchor(span: tuple, anchors: list[int], body: str) -> tuple:
     """A pair whose label runs over an anchor's number starts after it (skipping ``:``, ``,``, ``]``)."""
     label_start, label_end = span[0], span[1]
@@ -155,6 +192,8 @@ def plan_of(text: str) -> Plan:
     anchors = [a.end(1) for a in (em, sm) if a is not None]
     if anchors and spans:  # "epoch 1 loss=0.5": the label is "loss", not "epoch 1 loss"
         spans = [_after_anchor(span, anchors, body) for span in spans]
+    if anchors and not spans:  # "epoch 3 [rank 0]: loss 0.1234  accuracy 0.95" (gputui's trainers)
+        spans = _spaced_spans(body, max(anchors))
     split = SPLIT.match(body) if spans else None
     prefix = SPLIT_PREFIX.get(split.group(1).lower(), "val_") if split is not None else None
     pairs = []
@@ -226,7 +265,13 @@ class GenericParser:
         if not pairs:
             ctx.header_epoch, ctx.header_frame = epoch, ctx.frames
             return []
-        return self._emit(pairs, "epoch", epoch, None, ctx, now, head, anchored=True)
+        out = self._emit(pairs, "epoch", epoch, None, ctx, now, head, anchored=True)
+        if ctx.rank is None and "[rank" in text:
+            marker = RANK_MARK.search(text)  # "epoch 3 [rank 0]: ..." (gputui's trainers): that rank's row
+            if marker is not None:
+                for record in out:
+                    record.fields["rank"] = int(marker.group(1))
+        return out
 
     def _emit(
         self,

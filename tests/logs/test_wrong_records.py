@@ -50,3 +50,50 @@ def test_milliseconds_and_minutes_are_read_as_seconds() -> None:
     assert ("epoch_time_s", 120.0, 4, "epoch") in got
     step = metrics("epoch 1\nstep 300 loss: 0.25 step_time: 120ms\n")
     assert ("step_time_s", 0.12, None, "step") in step
+
+
+def test_whitespace_separated_pairs_after_an_anchor() -> None:
+    got = metrics("Epoch 3: loss 1.234e-01  acc 93.1%  val_loss 2.0e-01\n")
+    assert got == [("loss", 0.1234, 3, "epoch"), ("acc_pct", 93.1, 3, "epoch"), ("val_loss", 0.2, 3, "epoch")]
+    assert [m[:2] for m in metrics("epoch 6 | train/loss 0.5 | val/acc 0.8\n")] == [
+        ("loss", 0.5),
+        ("val_accuracy", 0.8),
+    ]
+    assert [m[:2] for m in metrics("step 100 loss 0.2, lr 1e-4\n")] == [
+        ("loss", 0.2),
+        ("learning_rate", 0.0001),
+    ]
+
+
+def test_words_after_an_anchor_are_not_metrics() -> None:
+    assert metrics("Epoch 5 of 10\nepoch 7 done in 12 s and more\nEpoch 2 started with 4 workers\n") == []
+
+
+def _trainer_log(with_records: bool, with_lines: bool) -> bytes:
+    """What gputui's trainers print for two epochs on rank 0: records and/or the human line."""
+    import io
+
+    from gputui.reporter import Reporter
+
+    stream = io.StringIO()
+    reporter = Reporter(job="7", rank=0, stream=stream, human=True)
+    for epoch, loss in ((1, 2.299), (2, 2.233)):
+        reporter.epoch_end(epoch, {"loss": loss, "accuracy": 0.2 * epoch}, epoch_time_s=2.5, images=1500)
+    kept = [
+        line
+        for line in stream.getvalue().splitlines()
+        if (line.startswith("@gputui") and with_records) or (line.startswith("epoch") and with_lines)
+    ]
+    return ("\n".join(kept) + "\n").encode()
+
+
+def test_gputui_trainer_epochs_from_records_from_lines_and_from_both() -> None:
+    from gputui.logs.epochs import EpochTable
+
+    for records, lines in ((True, False), (False, True), (True, True)):
+        table = EpochTable()
+        table.add_all(parse_bytes(_trainer_log(records, lines)))
+        rows = table.rows()
+        assert [(r.rank, r.epoch) for r in rows] == [(0, 1), (0, 2)], (records, lines)
+        assert [round(r.values["loss"], 3) for r in rows] == [2.299, 2.233]
+        assert [r.epoch_time_s for r in rows] == [2.5, 2.5]
