@@ -40,6 +40,7 @@ EVENT_TYPES = (
     "warning",
     "outcome",
     "train_started",
+    "train_finished",
 )
 OUTCOMES = (
     "completed",

@@ -119,6 +119,21 @@ class Reporter:
         )
         self.emit([record])
 
+    def finish(self, *, epochs: int | None = None, **detail: Any) -> None:
+        """Emit a ``train_finished`` event: training ran to its end (what log readers take as evidence
+        that the run completed, rather than a log that merely stops)."""
+        from gputui.records import event
+
+        values = {k: v for k, v in {"epochs": epochs, **detail}.items() if v is not None}
+        record = event(
+            "train_finished",
+            message=f"training finished: {epochs or '?'} epochs",
+            rank=self.rank,
+            job=self.job,
+            **values,
+        )
+        self.emit([record], "training finished" if self.human else None)
+
     def metric(
         self, name: str, value: float, step: int | None = None, epoch: float | None = None, **extra: Any
     ) -> None:

@@ -46,6 +46,19 @@ EARLY = re.compile(
 )
 EXCEPTION = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Failure)\b")
 TRACEBACK = "Traceback (most recent call last):"
+#: Lines that say the run finished (read among the log's last frames, after its last epoch).
+COMPLETION = re.compile(
+    r"^\W*(?:done|all done|finished)\W*$"
+    r"|\b(?:training|fine-?tuning|the run)\s+(?:is\s+|has\s+)?(?:done|complete|completed|finished)\b"
+    r"|\bfinished training\b|\btraining completed\b|\btrain_finished\b"
+    r"|`Trainer\.fit` stopped: `max_(?:epochs|steps)=\d+` reached"
+    r"|'train_runtime':"
+    r"|\bexit(?:ed)?(?: with)? (?:status|code):? 0\b",
+    re.IGNORECASE,
+)
+#: ``Epoch 30/30``, ``epoch [3/10]``: planned work, reached or not.
+PLANNED = re.compile(r"\bepoch\s*[:\[]?\s*(\d+)\s*/\s*(\d+)", re.IGNORECASE)
+RECENT_FRAMES = 64
 FAILURES = ("time_limit", "cancelled", "oom", "nccl_error", "interrupted", "crashed_traceback")
 _KEYS = (
     "CANCELLED",
@@ -165,9 +178,16 @@ class OutcomeTracker:
         if self._open_tb is not None:  # training went on: that traceback was not fatal
             self.signals.remove(self._open_tb)
             self._open_tb = None
+        requeued = [s for s in self.signals if s["signal"] in ("cancelled", "time_limit")]
+        for signal in requeued:  # preempted or requeued, then ran again into this file: the last run decides
+            self.signals.remove(signal)
+            self._kinds.discard(signal["signal"])
 
-    def decide(self, now: float, last_frame: tuple[int, str] | None = None) -> Record:
-        """The final ``outcome`` event."""
+    def decide(
+        self, now: float, last_frame: tuple[int, str] | None = None, recent: list[tuple[int, str]] = ()
+    ) -> Record:
+        """The final ``outcome`` event. ``recent``: the log's last frames, where a completion line is
+        looked for (``completed`` needs one, or the last planned epoch reached)."""
         if self.tb is not None:  # a traceback cut by the end of the log
             tb = self.tb
             self.tb = None
@@ -181,12 +201,26 @@ class OutcomeTracker:
         if early:
             return self._outcome("early_stopped", early[0], now, [])
         where = {"evidence": last_frame[1][:500], "line": last_frame[0]} if last_frame else {}
+        after = self.last_epoch_line[0] if self.last_epoch_line is not None else -1
+        done = [(n, t) for n, t in recent if n >= after and len(t) < 400 and COMPLETION.search(t)]
+        if done and self.saw_training:
+            return self._outcome(
+                "completed", {"evidence": done[-1][1].strip()[:500], "line": done[-1][0]}, now, []
+            )
+        planned = [(n, t, m) for n, t in recent for m in PLANNED.finditer(t)]
         if self.unfinished_progress:
             return self._outcome("truncated", where, now, [])
+        if planned and self.saw_training:
+            line, text, m = planned[-1]
+            info = {"evidence": text.strip()[:500], "line": line}
+            if int(m.group(1)) >= int(m.group(2)):
+                return self._outcome("completed", info, now, [])  # the last planned epoch was reached
+            return self._outcome("truncated", info, now, [])  # planned epochs not reached
         if self.saw_training:
-            if self.last_epoch_line is not None and not last_frame:
+            if self.last_epoch_line is not None:
                 where = {"evidence": self.last_epoch_line[1][:500], "line": self.last_epoch_line[0]}
-            return self._outcome("completed", where, now, [])
+            where["evidence"] = f"no line says the run finished; last epoch line: {where.get('evidence', '')}"
+            return self._outcome("unknown", where, now, [])
         return self._outcome("unknown", where, now, [])
 
     def _outcome(self, outcome: str, info: dict[str, Any], now: float, secondary: list[str]) -> Record:

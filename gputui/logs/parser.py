@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import re
 import time as _time
+from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import IO
 
 from gputui.logs import generic, gputui_records, hf, keras, pytorch, tqdm
 from gputui.logs.base import Context, LineParser
 from gputui.logs.normalize import DEFAULT_MAX_FRAME, Frame, Normalizer
-from gputui.logs.outcome import OutcomeTracker
+from gputui.logs.outcome import RECENT_FRAMES, OutcomeTracker
 from gputui.logs.outcome import gate as outcome_gate
 from gputui.recordio import STDOUT_PREFIX
 from gputui.records import Record
@@ -93,6 +94,7 @@ class LogParser:
         self._line = 0
         self._line_rank: int | None = None
         self._last_frame: Frame | None = None
+        self._recent: deque[Frame] = deque(maxlen=RECENT_FRAMES)
         self._finished = False
 
     def _route_each(self, text: str, ctx: Context, now: float) -> list[Record] | None:
@@ -120,7 +122,7 @@ class LogParser:
         out = self.parse_frames(frames, now, self.normalizer.hot) if frames else []
         if outcome and not self._finished:
             self._finished = True
-            out.append(self.outcome.decide(now, self._last_frame))
+            out.append(self.outcome.decide(now, self._last_frame, list(self._recent)))
         return out
 
     def parse_frames(
@@ -181,6 +183,7 @@ class LogParser:
                         ctx.epoch = None  # training ended: later prose belongs to no epoch
             last_line, last_text = line, text
         self.frames += count
+        self._recent.extend(frames[-RECENT_FRAMES:])  # where decide() looks for a completion line
         if last_line >= 0:
             self._last_frame = (last_line, last_text)
         return out

@@ -138,6 +138,8 @@ def train(args) -> int:
         )
     else:
         train_fit(tf, args, model, optimizer, train_ds, val_ds, plan, reporter)
+    if rank == 0:
+        reporter.finish(epochs=args.epochs)
     reporter.close()
     return 0
 

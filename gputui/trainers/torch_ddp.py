@@ -171,6 +171,8 @@ def train(args) -> int:
         reporter.metrics({"param_checksum": checksum, "param_crc32": crc}, step=step)
         if world > 1:
             dist.barrier()
+        if rank == 0:
+            reporter.finish(epochs=args.epochs)
     except RuntimeError as exc:  # includes torch.distributed.DistBackendError
         if world == 1 or not _peer_failure(exc):
             raise

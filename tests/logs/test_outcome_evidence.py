@@ -1,0 +1,82 @@
+"""``completed`` needs evidence (issue 12): a completion line, the trainer's end record, or the last planned
+epoch reached; a log that just stops is ``unknown``, one short of its planned epochs ``truncated``."""
+
+from __future__ import annotations
+
+import io
+
+from gputui.logs import parse_bytes
+from gputui.reporter import Reporter
+
+
+def outcome(text: str | bytes) -> tuple[str, str]:
+    data = text.encode() if isinstance(text, str) else text
+    events = [r for r in parse_bytes(data) if r.kind == "event" and r.fields.get("event") == "outcome"]
+    assert len(events) == 1
+    return events[0].fields["outcome"], events[0].fields.get("evidence") or ""
+
+
+EPOCHS = "".join(f"epoch {e} loss={1 / e:.3f} acc={0.5 + e / 100:.2f}\n" for e in range(1, 4))
+
+
+def test_a_log_that_just_stops_is_unknown() -> None:
+    status, evidence = outcome(EPOCHS)
+    assert status == "unknown"
+    assert "no line says the run finished" in evidence
+
+
+def test_a_completion_line_after_the_last_epoch_is_evidence() -> None:
+    for line in (
+        "Training done",
+        "Finished training.",
+        "DONE",
+        "training completed in 12 min",
+        "exit code 0",
+    ):
+        assert outcome(EPOCHS + line + "\n") == ("completed", line.strip())
+
+
+def test_a_completion_line_before_the_last_epoch_is_not() -> None:
+    assert outcome("Downloading data... done\n" + EPOCHS)[0] == "unknown"
+    assert outcome("DONE\n" + EPOCHS)[0] == "unknown"
+
+
+def test_planned_epochs_reached_or_not() -> None:
+    full = "".join(f"Epoch {e}/5, Train Loss: {1 / e:.3f}\n" for e in range(1, 6))
+    assert outcome(full)[0] == "completed"
+    cut = "".join(f"Epoch {e}/5, Train Loss: {1 / e:.3f}\n" for e in range(1, 4))
+    status, evidence = outcome(cut)
+    assert status == "truncated" and evidence.startswith("Epoch 3/5")
+
+
+def test_cut_inside_a_progress_bar_is_truncated() -> None:
+    log = EPOCHS + "Epoch 4:  40%|████      | 40/100 [00:10<00:15,  4.00it/s, loss=0.2]\n"
+    assert outcome(log)[0] == "truncated"
+
+
+def _trainer(epochs: int, finish: bool) -> bytes:
+    stream = io.StringIO()
+    reporter = Reporter(job="7", rank=0, stream=stream)
+    reporter.start(epochs=3, world_size=2)
+    for epoch in range(1, epochs + 1):
+        reporter.epoch_end(epoch, {"loss": 1 / epoch}, epoch_time_s=2.0, images=100)
+    if finish:
+        reporter.finish(epochs=3)
+    return stream.getvalue().encode()
+
+
+def test_gputui_trainer_end_record_is_the_evidence_and_a_cut_log_is_not_completed() -> None:
+    status, evidence = outcome(_trainer(3, finish=True))
+    assert status == "completed" and ("train_finished" in evidence or evidence == "training finished")
+    assert outcome(_trainer(3, finish=False))[0] == "unknown"
+    assert outcome(_trainer(2, finish=False))[0] == "unknown"
+
+
+def test_a_requeued_run_is_decided_by_its_last_run() -> None:
+    first = "epoch 1 loss=0.9\nslurmstepd: error: *** JOB 42 ON node1 CANCELLED AT 2026-01-01T00:00:00 ***\n"
+    again = "epoch 1 loss=0.8\nepoch 2 loss=0.5\nTraining done\n"
+    records = parse_bytes((first + again).encode())
+    errors = [r for r in records if r.kind == "event" and r.fields.get("signal") == "cancelled"]
+    assert len(errors) == 1  # the first run's cancellation stays an event
+    assert outcome(first + again) == ("completed", "Training done")
+    assert outcome(first)[0] == "cancelled"
