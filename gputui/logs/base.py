@@ -78,6 +78,7 @@ class Context:
     header_frame: int = -1  # frame number of that header
     frames: int = 0  # frames seen on this stream
     last_progress: tuple[int, int] | None = None  # (n, total) of the latest progress frame
+    main_bar: tuple[int, int] | None = None  # (n, total) of the latest frame of the longest bar (HF steps)
     batch_size: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     stated_epoch: bool = False  # an ``epoch``-scope record was made (read and reset by the parser)

@@ -14,8 +14,10 @@ or a loss / ``eval_*`` / ``train_*`` key, so pprinted dataset samples are ignore
 - the end-of-training dict (``train_runtime`` …) → scope ``summary``;
 - ``epoch 3: {'accuracy': 0.84, 'f1': 0.89}`` (Accelerate examples) → scope ``epoch`` for epoch 3.
 
-The Trainer prints no step; none is invented (the bar's position is not the dict's step when stdout is
-buffered).
+The Trainer prints no step: a step dict gets the position of the training bar (the longest bar seen
+on the stream, not the shorter evaluation bars) at the time it is read, so loss can be plotted against
+the global step. With a block-buffered stdout the dict can be read a few steps after it was printed;
+with no bar (``disable_tqdm``) it gets no step.
 """
 
 from __future__ import annotations
@@ -77,13 +79,20 @@ class HFParser:
             return None
         epoch_value = values.pop("epoch", None)
         scope = "summary" if "train_runtime" in keys else "step"
-        return self._records(values, scope, epoch_value, ctx, now)
+        step = ctx.main_bar[0] if scope == "step" and ctx.main_bar is not None else None
+        return self._records(values, scope, epoch_value, ctx, now, step)
 
     def _records(
-        self, values: dict[str, float], scope: str, epoch: float | None, ctx: Context, now: float
+        self,
+        values: dict[str, float],
+        scope: str,
+        epoch: float | None,
+        ctx: Context,
+        now: float,
+        step: int | None = None,
     ) -> list[Record]:
         out: list[Record] = []
-        emit(out, values.items(), NAME, scope, ctx, now, epoch)
+        emit(out, values.items(), NAME, scope, ctx, now, epoch, step)
         return out
 
 

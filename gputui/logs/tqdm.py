@@ -46,6 +46,10 @@ class TqdmParser:
             return []  # byte counters (downloads) or unknown totals
         n, total = int(n_text), int(total_text)
         ctx.last_progress = (n, total)
+        if not desc.strip() and "it" in text[-12:]:  # HF's step bars: no description, unit "it"
+            main = ctx.main_bar
+            if main is None or total >= main[1]:  # the training bar, not the shorter eval bars
+                ctx.main_bar = (n, total)
         seen = ctx.bar_desc  # (description, epoch, lightning, bar) of the previous frame: usually it
         if seen is None or seen[0] != desc:
             em = EPOCH_DESC.search(desc)

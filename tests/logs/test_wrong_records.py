@@ -97,3 +97,26 @@ def test_gputui_trainer_epochs_from_records_from_lines_and_from_both() -> None:
         assert [(r.rank, r.epoch) for r in rows] == [(0, 1), (0, 2)], (records, lines)
         assert [round(r.values["loss"], 3) for r in rows] == [2.299, 2.233]
         assert [r.epoch_time_s for r in rows] == [2.5, 2.5]
+
+
+def test_hf_trainer_dicts_get_the_global_step_of_the_training_bar() -> None:
+    frames = []
+    for step in range(1, 21):
+        frames.append(f"\r {step * 5}%|█         | {step}/20 [00:0{step % 10}<00:10,  2.00it/s]")
+        if step == 10:
+            frames.append("\n{'loss': 0.9, 'grad_norm': 1.2, 'learning_rate': 5e-05, 'epoch': 0.5}\n")
+            frames.append(
+                "\r 50%|█████     | 4/8 [00:01<00:01,  4.00it/s]"
+                "\r100%|██████████| 8/8 [00:02<00:00,  4.00it/s]"
+            )
+            frames.append("\n{'eval_loss': 0.8, 'eval_runtime': 2.0, 'epoch': 0.5}\n")
+        if step == 20:
+            frames.append("\n{'loss': 0.7, 'grad_norm': 1.0, 'learning_rate': 1e-05, 'epoch': 1.0}\n")
+    records = parse_bytes("".join(frames).encode())
+    steps = {
+        (r.fields["name"], r.fields.get("step"))
+        for r in records
+        if r.kind == "metric" and r.fields["source"] == "hf_trainer"
+    }
+    assert ("loss", 10) in steps and ("loss", 20) in steps
+    assert ("val_loss", 10) in steps  # the eval bar (8 steps) is not the training bar
