@@ -30,7 +30,7 @@ from gputui.logs.base import NUM, Context, emit, is_metric_name, snake, to_float
 from gputui.records import Record
 
 NAME = "generic"
-EPOCH = re.compile(r"(?<![A-Za-z_])epoch(?![A-Za-z_])\s*[:#=]?\s*\[?\s*(\d+)(?!\.\d)", re.IGNORECASE)
+EPOCH = re.compile(r"(?<![A-Za-z_])(?<!per )epoch(?![A-Za-z_])\s*[:#=]?\s*\[?\s*(\d+)(?!\.\d)", re.IGNORECASE)
 STEP = re.compile(
     r"(?<![A-Za-z_])(?:global_step|step|iter|iteration|batch)(?![A-Za-z_])\s*[:#=]?\s*\[?\s*(\d+)(?!\.\d)",
     re.IGNORECASE,
@@ -206,10 +206,29 @@ def plan_of(text: str) -> Plan:
     return start, em and em.span(1), sm and sm.span(1), pairs, prefix
 
 
+#: After a value: prose goes on (``4 rank(s) on 2 node(s)``), unless it is a unit or the next label.
+PROSE_AFTER = re.compile(r"\s+[A-Za-z(]")
+UNIT_AFTER = re.compile(
+    r"\s*(?:ms|s|sec|secs|seconds|min|mins|minutes|h|hours|[kKMGT]i?B|"
+    r"(?:img|images|samples|tokens|tok|it|steps|ex|examples|seq)/s(?:ec)?)\b"
+)
+
+
+def _prose_follows(body: str, value_end: int) -> bool:
+    """Whether the value is a word in a sentence: more words follow it and no label comes within them."""
+    rest = body[value_end : value_end + 24]
+    if PROSE_AFTER.match(rest) is None or UNIT_AFTER.match(rest) is not None:
+        return False
+    return not any(c in rest for c in ":=|\t") and "," not in rest[:2]
+
+
 def pairs_of(body: str, plan: Plan) -> list[tuple[str, float, str]]:
     """``(name, value, text after the value)`` of each pair of a line (``plan`` from :func:`plan_of`)."""
     out = []
     for name, label_start, label_end, value_start, value_end, pct, after in plan[3]:
+        joint = body[label_end:value_start]
+        if not pct and ("=" in joint or ":" in joint) and _prose_follows(body, value_end):
+            continue
         value = to_float(body[value_start:value_end])
         if value is None:
             continue

@@ -120,3 +120,16 @@ def test_hf_trainer_dicts_get_the_global_step_of_the_training_bar() -> None:
     }
     assert ("loss", 10) in steps and ("loss", 20) in steps
     assert ("val_loss", 10) in steps  # the eval bar (8 steps) is not the training bar
+
+
+def test_banners_settings_and_engine_status_lines_are_not_metrics() -> None:
+    log = (
+        "gputui.trainers.torch_ddp: 4 rank(s) [srun] on 2 node(s), device cuda, backend nccl, "
+        "model resnet18, "
+        "batch 64/rank (256 global, weak scaling), lr 0.05\n"
+        "[2024-01-01 10:00:00,000] [INFO] [logging.py:96:log_dist] [Rank 0] step=0, skipped=0, lr=[0.0001]\n"
+        "Training with batch size: 128, steps per epoch: 100\n"
+        "Namespace(batch_size=64, epochs=10, lr=0.01, seed=1)\n"
+        "epoch 1 loss=0.5 Throughput: 850 img/s\n"
+    )
+    assert metrics(log) == [("loss", 0.5, 1, "epoch"), ("throughput", 850.0, 1, "epoch")]
