@@ -48,6 +48,7 @@ OUTCOMES = (
     "time_limit",
     "oom",
     "nccl_error",
+    "crashed",
     "crashed_traceback",
     "interrupted",
     "early_stopped",

@@ -9,6 +9,9 @@ Signals (each gives an ``error`` event as it is seen, with ``signal``, ``evidenc
   … ``OOM``, Slurm's ``oom-kill event`` / ``Exceeded job memory limit``;
 - ``nccl_error``: NCCL/RCCL errors, ``ProcessGroupNCCL`` watchdog timeouts, aborted communicators;
 - ``interrupted``: ``KeyboardInterrupt``, ``received SIGINT``;
+- ``crashed``: the process died without a Python traceback: ROCm ``Memory access fault by GPU``, CUDA
+  ``an illegal memory access was encountered`` / ``device-side assert triggered``, ``Segmentation fault``,
+  ``core dumped``;
 - ``crashed_traceback``: a Python traceback whose exception is none of the above;
 - ``early_stopped`` (not a failure): Keras ``Epoch 44: early stopping``, Lightning
   ``Signaling Trainer to stop``, ``Early stopping``.
@@ -19,7 +22,7 @@ one rank wins over the watchdog timeout it causes on another; the later ones are
 ``early_stopped``; else ``truncated`` when the log ends inside an unfinished progress bar; else
 ``completed`` when training output was seen, ``unknown`` when nothing was.
 
-:func:`gate` finds, on the raw bytes of a whole block, where a signal or a traceback may be (six scans
+:func:`gate` finds, on the raw bytes of a whole block, where a signal or a traceback may be (eleven scans
 that each skip at memchr speed to one rare byte); frames of the other lines skip :meth:`observe`.
 """
 
@@ -41,6 +44,10 @@ NCCL = re.compile(
     r"ProcessGroupNCCL.*(?:[Tt]imeout|[Ee]rror|abort)|NCCL communicator was aborted|NCCL WARN.*(?:error|fail)"
 )
 INTERRUPT = re.compile(r"KeyboardInterrupt|received SIGINT|SIGINT received")
+CRASH = re.compile(
+    r"Memory access fault by GPU|an illegal memory access was encountered|device-side assert triggered|"
+    r"hipErrorIllegalAddress|Segmentation fault|SIGSEGV|core dumped"
+)
 EARLY = re.compile(
     r"Epoch \d+: early stopping|Signaling Trainer to stop|\bEarly stopping\b|early stopping at epoch"
 )
@@ -59,7 +66,7 @@ COMPLETION = re.compile(
 #: ``Epoch 30/30``, ``epoch [3/10]``: planned work, reached or not.
 PLANNED = re.compile(r"\bepoch\s*[:\[]?\s*(\d+)\s*/\s*(\d+)", re.IGNORECASE)
 RECENT_FRAMES = 64
-FAILURES = ("time_limit", "cancelled", "oom", "nccl_error", "interrupted", "crashed_traceback")
+FAILURES = ("time_limit", "cancelled", "oom", "nccl_error", "interrupted", "crashed", "crashed_traceback")
 _KEYS = (
     "CANCELLED",
     "emory",
@@ -71,6 +78,11 @@ _KEYS = (
     "Interrupt",
     "arly stopping",
     "Trainer to stop",
+    "Segmentation fault",
+    "SIGSEGV",
+    "core dumped",
+    "device-side assert",
+    "hipError",
 )
 MAX_TRACEBACK_FRAMES = 400
 _KEY_RE = re.compile("|".join(re.escape(k) for k in _KEYS))
@@ -86,6 +98,11 @@ _GATE = tuple(
         rb"k(?:(?<=Traceback) \(most recent call last\):|ill(?<=oom-kill))",
         rb"p(?:(?<=Trainer to stop)|(?<=arly stop)ping)",
         rb"y(?<=emory)",
+        rb"Segmentation fault",
+        rb"SIGSEGV",
+        rb"core dumped",
+        rb"device-side assert",
+        rb"hipError",
     )
 )
 
@@ -135,6 +152,8 @@ class OutcomeTracker:
             signal = "nccl_error"
         elif INTERRUPT.search(text):
             signal = "interrupted"
+        elif CRASH.search(text):
+            signal = "crashed"
         elif EARLY.search(text):
             signal = "early_stopped"
         if signal is not None:
@@ -151,7 +170,12 @@ class OutcomeTracker:
         if EXCEPTION.match(stripped) is None and tb["frames"] < MAX_TRACEBACK_FRAMES:
             return []  # another rank's output between the traceback's lines
         self.tb = None
-        if OOM.search(stripped) or NCCL.search(stripped) or INTERRUPT.search(stripped):
+        if (
+            OOM.search(stripped)
+            or NCCL.search(stripped)
+            or INTERRUPT.search(stripped)
+            or CRASH.search(stripped)
+        ):
             return []  # observe() reports it from the same frame with its own signal
         return [self._signal("crashed_traceback", stripped, line, rank, now, traceback_line=tb["line"])]
 

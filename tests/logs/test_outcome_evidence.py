@@ -80,3 +80,14 @@ def test_a_requeued_run_is_decided_by_its_last_run() -> None:
     assert len(errors) == 1  # the first run's cancellation stays an event
     assert outcome(first + again) == ("completed", "Training done")
     assert outcome(first)[0] == "cancelled"
+
+
+def test_a_gpu_memory_fault_or_a_segfault_is_a_crash_not_a_finished_run() -> None:
+    fault = (
+        "Memory access fault by GPU node-4 (Agent handle: 0x55) on address 0x7f. Reason: Page not present.\n"
+    )
+    segv = "slurm_script: line 12: 4242 Segmentation fault      (core dumped) python t.py\n"
+    illegal = "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+    for line in (fault, segv, illegal):
+        status, evidence = outcome(EPOCHS + line)
+        assert status == "crashed" and evidence == line.strip()
