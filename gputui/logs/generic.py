@@ -41,7 +41,7 @@ PAIR = re.compile(
     + WORD
     + r"(?: [\w(][\w./@()]*){0,8}?)\s*[:=]\s*("
     + NUM
-    + r")(\s*%|(?:ms|s|sec|secs|min)(?!\w))?(?![\w./:]|,\d)",
+    + r")(\s*%|(?:ms|s|sec|secs|min)(?!\w)|[kKMB](?![\w.]))?(?![\w./:]|,\d)",
     re.IGNORECASE,
 )
 UNIT = re.compile(r"\s*(ms|s|sec|secs|seconds|min|mins|minutes)\b", re.IGNORECASE)
@@ -206,6 +206,8 @@ def plan_of(text: str) -> Plan:
     return start, em and em.span(1), sm and sm.span(1), pairs, prefix
 
 
+COUNT_SUFFIX = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9}
+
 #: After a value: prose goes on (``4 rank(s) on 2 node(s)``), unless it is a unit or the next label.
 PROSE_AFTER = re.compile(r"\s+[A-Za-z(]")
 UNIT_AFTER = re.compile(
@@ -230,6 +232,10 @@ def pairs_of(body: str, plan: Plan) -> list[tuple[str, float, str]]:
         if not pct and ("=" in joint or ":" in joint) and _prose_follows(body, value_end):
             continue
         value = to_float(body[value_start:value_end])
+        if value is not None and body[value_end : value_end + 1] in COUNT_SUFFIX:
+            suffix_end = value_end + 1
+            if suffix_end >= len(body) or not (body[suffix_end].isalnum() or body[suffix_end] == "."):
+                value *= COUNT_SUFFIX[body[value_end]]  # "tokens: 1.2M", "step:12K" abbreviated counts
         if value is None:
             continue
         if name is None:
@@ -280,6 +286,9 @@ class GenericParser:
             ctx.epoch = epoch
         if sm is not None:
             step = int(text[sm[0] : sm[1]])
+            suffix = text[sm[1] : sm[1] + 2]
+            if suffix[:1] in COUNT_SUFFIX and (len(suffix) == 1 or not suffix[1].isalnum()):
+                step = int(step * COUNT_SUFFIX[suffix[0]])
             return self._emit(pairs, "step", epoch, step, ctx, now, head, anchored=False)
         if not pairs:
             ctx.header_epoch, ctx.header_frame = epoch, ctx.frames

@@ -133,3 +133,14 @@ def test_banners_settings_and_engine_status_lines_are_not_metrics() -> None:
         "epoch 1 loss=0.5 Throughput: 850 img/s\n"
     )
     assert metrics(log) == [("loss", 0.5, 1, "epoch"), ("throughput", 850.0, 1, "epoch")]
+
+
+def test_abbreviated_counts_are_read_as_the_numbers_they_stand_for() -> None:
+    records = parse_bytes(b"step:12K loss: 0.5 tokens: 1.2M\nstep: 13K | loss: 0.45 | seen: 2.5B\n")
+    got = [(r.fields["name"], r.fields["value"], r.fields.get("step")) for r in records if r.kind == "metric"]
+    assert got == [
+        ("loss", 0.5, 12000),
+        ("tokens", 1200000.0, 12000),
+        ("loss", 0.45, 13000),
+        ("seen", 2.5e9, 13000),
+    ]
