@@ -20,6 +20,16 @@ from gputui.monitor.logtext import LogText
 from gputui.monitor.training import TrainingState
 from gputui.records import Record
 
+#: Slurm's final job states as outcomes (used where the log itself has no evidence).
+SLURM_OUTCOME = {
+    "COMPLETED": "completed",
+    "CANCELLED": "cancelled",
+    "TIMEOUT": "time_limit",
+    "OUT_OF_MEMORY": "oom",
+    "FAILED": "crashed",
+    "NODE_FAIL": "crashed",
+    "PREEMPTED": "cancelled",
+}
 ENDED_STATES = frozenset(
     {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "PREEMPTED", "FINISHED"}
 )
@@ -72,6 +82,19 @@ class DashboardState:
         self.cursor: dict | None = None  # a replay's position (start, end, at, playing, speed, live)
 
     # ------------------------------------------------------------------ input
+
+    def final_outcome(self) -> tuple[str, str] | None:
+        """(outcome, evidence) to show: the log's verdict, or Slurm's final job state where the log has
+        no evidence (``unknown``) and gputui watched the job through Slurm."""
+        log = (
+            (str(self.outcome.get("outcome")), str(self.outcome.get("evidence") or ""))
+            if self.outcome
+            else None
+        )
+        slurm = SLURM_OUTCOME.get(self.job.state) if self.job.kind == "attach" else None
+        if slurm is not None and (log is None or log[0] == "unknown"):
+            return slurm, f"Slurm: job {self.job.job_id or ''} ended {self.job.state}".replace("  ", " ")
+        return log
 
     def ingest(self, records: list[Record]) -> None:
         board, training = self.board, self.training

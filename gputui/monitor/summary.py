@@ -26,8 +26,9 @@ def summary_lines(state: DashboardState) -> list[str]:
     times = training.epoch_times()
     if times:
         lines.append("epoch times s: " + " ".join(f"{t:.2f}" for t in times))
-    if state.outcome is not None:
-        lines.append(f"outcome: {state.outcome.get('message')}")
+    final = state.final_outcome()
+    if final is not None:
+        lines.append(f"outcome: {final[0]}: {final[1]}"[:300])
     lines.append(f"records: {state.records}; alerts: {len(state.alerts.history)}")
     for alert in state.alerts.history[-5:]:
         lines.append(f"  alert {alert.kind}: {alert.message}")

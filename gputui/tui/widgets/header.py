@@ -48,8 +48,9 @@ def header_text(state: DashboardState) -> Text:
         text.append(f"  ETA {duration(eta)}")
         if state.eta_beyond_limit():
             text.append(" > time limit ⚠", style="bold red")
-    if state.outcome is not None and not job.running:
-        text.append(f"  outcome {state.outcome.get('outcome')}", style="bold")
+    final = state.final_outcome()
+    if final is not None and not job.running:
+        text.append(f"  outcome {final[0]}", style="bold")
     nodes = len(state.board.nodes) or len(job.nodes)
     gpus = len(state.board.gpus) or job.gpus_expected or 0
     if nodes:
