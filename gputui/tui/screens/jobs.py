@@ -135,6 +135,8 @@ class JobsScreen(Screen):
         self.post_message(JobsPolled(snapshot))
 
     def on_screen_resume(self) -> None:
+        """Back from a dashboard or the form: ask squeue at once when the list is older than a refresh
+        (none was asked meanwhile); back from a dialog, the list is fresh enough."""
         if self.snapshot is not None and time.time() - self.snapshot.taken_at > self.config.jobs.refresh_s:
             self.request_poll()
 
