@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gputui.slurm.jobs import Job
+from gputui.slurm.jobs import Job, format_duration
 
 COLUMNS = ("JOBID", "NAME", "PARTITION", "STATE", "TIME/LIMIT", "NODES", "GPUS", "UTIL", "LOSS")
 _TRES_GPUS = re.compile(r"gres[:/]gpu(?::[A-Za-z0-9_.-]+)?:(\d+)|^gpu(?::[A-Za-z0-9_.-]+)?:(\d+)")
@@ -87,21 +87,9 @@ def state_text(job: Job) -> str:
     return job.state
 
 
-def short_duration(seconds: int | None) -> str:
-    """squeue's style: ``0:08``, ``5:00``, ``1:02:03``, ``2-01:02:03``; ``UNLIMITED`` for None."""
-    if seconds is None:
-        return "UNLIMITED"
-    days, rem = divmod(int(seconds), 86400)
-    h, rem = divmod(rem, 3600)
-    m, s = divmod(rem, 60)
-    if days:
-        return f"{days}-{h:02d}:{m:02d}:{s:02d}"
-    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
-
-
 def _time_text(job: Job) -> str:
-    used = short_duration(job.time_used_s) if job.time_used_s is not None else "-"
-    return f"{used}/{short_duration(job.time_limit_s)}"
+    used = format_duration(job.time_used_s, short=True) if job.time_used_s is not None else "-"
+    return f"{used}/{format_duration(job.time_limit_s, short=True)}"
 
 
 def _gpu_text(job: Job) -> str:

@@ -130,13 +130,19 @@ def parse_duration(text: str) -> int | None:
     return ((day_count * 24 + h) * 60 + m) * 60 + s
 
 
-def format_duration(seconds: int | None) -> str:
+def format_duration(seconds: int | None, *, short: bool = False) -> str:
+    """``01:02:03``, ``1-02:03:04``; ``short``: squeue's style without leading zero fields (``0:08``,
+    ``5:00``, ``1:02:03``). ``UNLIMITED`` for None."""
     if seconds is None:
         return "UNLIMITED"
     days, rem = divmod(int(seconds), 86400)
     h, rem = divmod(rem, 3600)
     m, s = divmod(rem, 60)
-    return f"{days}-{h:02d}:{m:02d}:{s:02d}" if days else f"{h:02d}:{m:02d}:{s:02d}"
+    if days:
+        return f"{days}-{h:02d}:{m:02d}:{s:02d}"
+    if short:
+        return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+    return f"{h:02d}:{m:02d}:{s:02d}"
 
 
 def _expand(nodelist: str) -> list[str]:

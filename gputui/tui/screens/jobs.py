@@ -389,7 +389,7 @@ class JobsScreen(Screen):
         try:
             with self.app.suspend():
                 code = subprocess.call(argv)
-        except (OSError, Exception) as exc:  # no editor, or a terminal that cannot be suspended
+        except Exception as exc:  # no editor (OSError), or a terminal that cannot be suspended
             self.say(f"cannot run the editor {argv[0]!r}: {exc}", "error")
             return
         if code != 0:
@@ -439,7 +439,7 @@ class JobsScreen(Screen):
             with self.app.suspend():
                 print(f"gputui: shell in job {job.job_id} on {node} (exit returns to gputui)", flush=True)
                 code = subprocess.call(argv, env=slurm_env())
-        except (SlurmError, OSError, Exception) as exc:
+        except Exception as exc:  # a bad node name (SlurmError), no srun (OSError), no suspend
             self.say(f"cannot open a shell: {exc}", "error")
             return
         self.say(f"shell on {node} ended (exit {code})", "info" if code == 0 else "warning")
