@@ -207,9 +207,12 @@ def build_parser() -> argparse.ArgumentParser:
         choices=(
             "auto",
             "gputui",
+            "ultralytics",
+            "fairseq",
             "keras",
             "tqdm",
             "hf",
+            "mmengine",
             "pytorch",
             "generic",
             "csv",
@@ -218,7 +221,11 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         help="log format (default auto: every text format, chosen per line; csv/tfevents by file name)",
     )
-    parse.add_argument("--json", action="store_true", help="print every record as a JSON line")
+    parse.add_argument(
+        "--json",
+        action="store_true",
+        help="print every record as a JSON line (every frame read; the table samples progress redraws)",
+    )
     parse.add_argument(
         "--batch-size",
         type=positive_int,

@@ -1,7 +1,10 @@
 """``gputui parse FILE... [--format auto|keras|...|tensorboard] [--json] [--batch-size N]``
 
 Prints the per-epoch table of each training log (or, with ``--json``, every record as a JSON line),
-then how the job ended. ``--batch-size``: the global batch of one printed step (all ranks together),
+then how the job ended. The table is read in catch-up mode (:mod:`gputui.logs.thinning`: redraws of a
+progress bar and runs of same-shape step lines are sampled, epoch rows and the outcome are exact);
+``--json`` reads every frame. On a terminal a progress line on stderr shows how far a large file is.
+``--batch-size``: the global batch of one printed step (all ranks together),
 for images/s where the log counts steps but not samples. Lightning ``metrics.csv``, TensorBoard
 ``events.out.tfevents.*`` and gputui JSONL record files are recognised by name/content. Errors are
 one line each; exit status 1 if any file could not be read.
@@ -12,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from collections.abc import Iterator
 from typing import IO
 
@@ -41,7 +45,36 @@ def _kind(path: str, fmt: str, head: bytes) -> str:
     return "text"
 
 
-def _records(path: str, fmt: str, stream: IO[bytes]) -> Iterator[Record]:
+class Progress:
+    """``parsing FILE: 34 % (340 of 1000 MB)`` on stderr, redrawn at most 4 times a second; only on a
+    terminal and for files large enough to wait for."""
+
+    MIN_BYTES = 32 << 20
+
+    def __init__(self, path: str, total: int, err: IO[str] | None = None) -> None:
+        self.err = err or sys.stderr
+        self.path, self.total = path, total
+        self.shown = total >= self.MIN_BYTES and self.err.isatty()
+        self._last = 0.0
+
+    def update(self, done: int) -> None:
+        now = time.monotonic()
+        if not self.shown or now - self._last < 0.25:
+            return
+        self._last = now
+        pct = 100 * done // max(1, self.total)
+        self.err.write(f"\rparsing {self.path}: {pct} % ({done >> 20} of {self.total >> 20} MB)")
+        self.err.flush()
+
+    def close(self) -> None:
+        if self.shown and self._last:
+            self.err.write("\r\x1b[K")
+            self.err.flush()
+
+
+def _records(
+    path: str, fmt: str, stream: IO[bytes], *, thin: bool = False, progress: Progress | None = None
+) -> Iterator[Record]:
     head = stream.read(4096)
     kind = _kind(path, fmt, head)
     if kind == "jsonl":
@@ -57,9 +90,13 @@ def _records(path: str, fmt: str, stream: IO[bytes]) -> Iterator[Record]:
         parser = CsvMetricsParser()
     else:
         parser = LogParser(fmt)
-    chunk = head
+        parser.thin = thin
+    chunk, done = head, 0
     while chunk:
         yield from parser.feed(chunk)
+        done += len(chunk)
+        if progress is not None:
+            progress.update(done)
         chunk = stream.read(READ_SIZE)
     yield from parser.finish()
 
@@ -105,7 +142,7 @@ def _summary(
         if any(r.epoch_time_source == "measured" for r in rows):
             print("(m) = measured between epoch ends, not printed by the script", file=out)
     else:
-        print(f"no completed epochs; {count} metric records", file=out, end="")
+        print(f"no completed epochs; {count} metric records (progress redraws sampled)", file=out, end="")
         if last is not None:
             where = f" step {last.get('step')}" if last.get("step") is not None else ""
             print(f" (last:{where} {last['name']}={_number(last['value'])})", file=out, end="")
@@ -139,12 +176,16 @@ def run(
                 table = EpochTable(batch_size=batch_size)
                 events: list[Record] = []
                 count, last = 0, None
-                for record in _records(path, fmt, stream):
-                    table.add(record)
-                    if record.kind == "metric":
-                        count, last = count + 1, record
-                    else:
-                        events.append(record)
+                progress = Progress(path, os.fstat(stream.fileno()).st_size)
+                try:
+                    for record in _records(path, fmt, stream, thin=True, progress=progress):
+                        table.add(record)
+                        if record.kind == "metric":
+                            count, last = count + 1, record
+                        else:
+                            events.append(record)
+                finally:
+                    progress.close()
                 _summary(path, events, count, last, table.rows(), out)
         except BrokenPipeError:
             raise

@@ -105,7 +105,7 @@ def to_float(text: str) -> float | None:
 @lru_cache(maxsize=4096)
 def snake(label: str) -> str:
     """A printed label as a metric name: ``GPU Mem (GB)`` → ``gpu_mem_gb``, ``Tokens/s`` kept."""
-    name = re.sub(r"[^\w/.@]+", "_", label.strip().lower()).strip("_.")
+    name = re.sub(r"[^\w/.@-]+", "_", label.strip().lower()).strip("_.-")  # "mAP50-95" keeps its "-"
     return name
 
 

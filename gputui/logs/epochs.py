@@ -16,7 +16,8 @@
   training loop (``steps_total`` on step records). A batch size printed in the log is not used: it is
   per device in some scripts and global in others (``docs/log-formats.md``).
 - Ranks: rows are kept per rank (``srun --label`` / ``[rankN]:``); ``None`` is the unlabelled stream.
-- Runs: an epoch number lower than the previous one starts a new run (several trainings in one file).
+- Runs: an epoch number lower than the previous one starts a new run (several trainings in one file),
+  and so does a rewritten log (the follower's ``reset`` event: a requeued job truncating its output).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any
 
 from gputui.records import Record
 
-PROGRESS_SOURCES = frozenset({"keras", "tqdm", "lightning"})
+PROGRESS_SOURCES = frozenset({"keras", "tqdm", "lightning", "ultralytics"})  # bars: the last final frame wins
 MAX_PENDING = 8
 
 
@@ -86,6 +87,10 @@ class EpochTable:
 
     def add(self, record: Record) -> None:
         if record.kind != "metric":
+            if record.kind == "event" and record.get("reset"):  # the log was rewritten: a new run
+                for stream in self._streams.values():
+                    stream.run += 1
+                    stream.rows, stream.pending, stream.last_epoch = {}, {}, None
             return
         fields = record.fields
         scope = fields.get("scope")

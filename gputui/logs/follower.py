@@ -25,7 +25,9 @@ append, and is read on from the old offset; so is a same-size rewrite whose last
 Conversely, a writer that edits those bytes in place is treated as a rewrite.
 
 :class:`LogFollower` joins a follower and a :class:`~gputui.logs.parser.LogParser` (a new parser after
-a reset). The Slurm ``attach`` side reuses both.
+a reset). The Slurm ``attach`` side reuses both. Catching up on a large file (more than one read behind):
+the log pane gets the file's tail first (:mod:`gputui.logs.catchup`), the parser reads the history in
+catch-up mode (:mod:`gputui.logs.thinning`), ``on_progress`` tells how far it is.
 """
 
 from __future__ import annotations
@@ -35,8 +37,9 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from gputui.logs.catchup import TAIL_BYTES, read_tail
 from gputui.logs.parser import LogParser
-from gputui.records import Record
+from gputui.records import Record, event
 
 DEFAULT_MAX_BYTES = 4 << 20
 FINGERPRINT_BYTES = 64
@@ -174,32 +177,80 @@ class LogFollower:
         max_bytes: int = DEFAULT_MAX_BYTES,
         on_reset: Callable[[str], None] | None = None,
         on_data: Callable[[bytes], None] | None = None,
+        on_progress: Callable[[int, int], None] | None = None,
     ) -> None:
         self.file = FileFollower(path, from_end=from_end, max_bytes=max_bytes)
         self.formats, self.job = formats, job
         self.parser = LogParser(formats, job=job)
         self.on_reset = on_reset
         self.on_data = on_data  # the raw bytes as read (the dashboard's log pane shows them)
+        self.on_progress = on_progress  # (bytes read, file size) while catching up, then (n, n) once
+        self._text_from = 0  # bytes before this offset were not given to on_data (the tail went first)
+        self._catching_up = False
 
     @property
     def tail(self) -> str:
         return self.parser.tail
 
     def poll(self, *, max_rounds: int = 64) -> list[Record]:
+        """Records of what was appended since the last poll. While more than one read is waiting (a
+        large file being caught up), the parser is in catch-up mode (:mod:`gputui.logs.thinning`)."""
         out: list[Record] = []
         for _ in range(max_rounds):
             change = self.file.poll()
             if change.reset in ("truncated", "rotated", "created"):
+                if self.parser.frames:  # what follows is a new run: the epoch table must not merge them
+                    out.append(
+                        event(
+                            "warning",
+                            message=f"{os.path.basename(self.file.path)} was {change.reset} and is written"
+                            " again: a new run starts",
+                            reset=change.reset,
+                            path=self.file.path,
+                        )
+                    )
                 self.parser = LogParser(self.formats, job=self.job)
+                self._text_from, self._catching_up = 0, False
                 if self.on_reset is not None:
                     self.on_reset(change.reset)
             if change.data:
-                if self.on_data is not None:
-                    self.on_data(change.data)
+                end = self.file.offset
+                if change.more and not self._catching_up:
+                    self._start_catching_up(end - len(change.data))
+                if self.on_data is not None and end > self._text_from:
+                    self.on_data(change.data[max(0, self._text_from - (end - len(change.data))) :])
+                self.parser.thin = change.more
                 out.extend(self.parser.feed(change.data))
+                if self._catching_up and self.on_progress is not None:
+                    self.on_progress(end, max(end, self._size()))
             if not change.more:
+                if self._catching_up:
+                    self._catching_up = False
+                    if self.on_progress is not None:
+                        self.on_progress(self.file.offset, self.file.offset)
                 break
         return out
+
+    def _size(self) -> int:
+        try:
+            return os.stat(self.file.path).st_size
+        except OSError:
+            return 0
+
+    def _start_catching_up(self, start: int) -> None:
+        """Behind by more than one read: the log pane gets the file's tail now (a person wants the last
+        screen, not the first), the bytes before it are parsed without being shown."""
+        self._catching_up = True
+        size = self._size()
+        if self.on_data is None or start > 0 or size <= TAIL_BYTES:
+            return
+        try:
+            tail = read_tail(self.file.path, size)
+        except OSError:
+            return
+        self._text_from = size
+        if tail:
+            self.on_data(tail)
 
     def finish(self) -> list[Record]:
         """The writer is done (job ended): parse the unfinished frame and decide the outcome."""

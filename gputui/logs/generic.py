@@ -30,12 +30,15 @@ from gputui.logs.base import NUM, Context, emit, is_metric_name, snake, to_float
 from gputui.records import Record
 
 NAME = "generic"
-EPOCH = re.compile(r"(?<![A-Za-z_])(?<!per )epoch(?![A-Za-z_])\s*[:#=]?\s*\[?\s*(\d+)(?!\.\d)", re.IGNORECASE)
+# the number is whole (not "35" of "epoch 3.5") and no file name ("epoch30.pt", "epoch_5.pth")
+EPOCH = re.compile(
+    r"(?<![A-Za-z_])(?<!per )epoch(?![A-Za-z_])\s*[:#=]?\s*\[?\s*(\d+)(?!\d|\.\d|\.[A-Za-z])", re.IGNORECASE
+)
 STEP = re.compile(
     r"(?<![A-Za-z_])(?:global_step|step|iter|iteration|batch)(?![A-Za-z_])\s*[:#=]?\s*\[?\s*(\d+)(?!\.\d)",
     re.IGNORECASE,
 )
-WORD = r"[A-Za-z][\w./@-]*"
+WORD = r"[A-Za-z][\w./@-]*(?:\([A-Za-z]\w{0,7}\))?"  # "metrics/precision(B)": a short tag in ()
 PAIR = re.compile(
     r"(?<![\w.@/-])("
     + WORD
@@ -49,7 +52,7 @@ TAB_SEGMENT = re.compile(r"^\s*([A-Za-z][\w ./@()-]*?)\s+(" + NUM + r")\s*$", re
 PREFIX = re.compile(
     r"^(?:\s*\[(?:\d{4}-\d\d-\d\d[^\]]*|[A-Z]+|[\w.-]+\.(?:py|cc|cpp|c|h):\d+[^\]]*|\d\d:\d\d:\d\d[^\]]*)\]"
     r"|\s*[IWEF]\d{4} [\d:.]+\s+\d+ [\w.]+:\d+\]"
-    r"|\s*\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?: - [\w.]+)?(?: - [A-Z]+)?(?: -)?)+"
+    r"|\s*\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?: - [\w.]+(?= - ))?(?: - [A-Z]+\b)?(?: -)?)+"
 )
 STAMP = re.compile(r"(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(?:[.,](\d+))?")
 TIME_NAMES = frozenset(
@@ -114,6 +117,9 @@ def _pair_spans(text: str) -> list[tuple[int, int, int, int, bool, int]]:
 
 
 MODULE_PRINTOUT = re.compile(r"^\s*(?:\(\w+\):\s*)?[A-Z]\w*\((?:\w+=|\d+,|\))")
+#: A settings dump has three or more ``name=True/False/None`` (Ultralytics ``engine/trainer:
+#: agnostic_nms=False, amp=True, angle=1.0, …, batch=16``): its numbers are settings, not metrics.
+SETTING = re.compile(r"[=:] ?(?:True|False|None)\b")
 
 
 SPACED = re.compile(
@@ -187,8 +193,8 @@ def plan_of(text: str) -> Plan:
     em = EPOCH.search(body) if low is None or "epoch" in low else None
     sm = STEP.search(body) if low is None or "step" in low or "iter" in low or "batch" in low else None
     spans = _pair_spans(body) if (":" in body or "=" in body or "\t" in body) else []
-    if spans and MODULE_PRINTOUT.match(body):
-        spans = []  # "(fc1): Linear(in_features=128, ...)", "Dropout(p=0.25)": a model, not metrics
+    if spans and (MODULE_PRINTOUT.match(body) or len(SETTING.findall(body)) >= 3):
+        spans = []  # "(fc1): Linear(in_features=128, ...)", "Dropout(p=0.25)": a model; settings
     anchors = [a.end(1) for a in (em, sm) if a is not None]
     if anchors and spans:  # "epoch 1 loss=0.5": the label is "loss", not "epoch 1 loss"
         spans = [_after_anchor(span, anchors, body) for span in spans]

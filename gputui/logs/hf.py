@@ -7,7 +7,10 @@ The dict may sit anywhere in a frame: HF clears the stderr bar with ``\\r`` befo
 block-buffered stdout can splice it into the middle of a bar frame (``' 4{...}0%|███▉ | 395/1000'``).
 
 A dict is a metric dict only when every value is a number (or a numeric string) and it has ``epoch``
-or a loss / ``eval_*`` / ``train_*`` key, so pprinted dataset samples are ignored.
+or a loss / ``eval_*`` / ``train_*`` key, so pprinted dataset samples are ignored. ms-swift's dicts also
+hold text (``'elapsed_time': '1m 60s'``, ``'global_step/max_steps': '1/294'``): text values are skipped
+in a dict with ``epoch`` and ``loss`` (or an ``eval_*`` / ``train_*`` key), and ``global_step/max_steps``
+gives the step.
 
 - training dicts → scope ``step`` with the fractional ``epoch``;
 - ``eval_*`` dicts → scope ``step`` too (Trainer evaluations are step-based), names ``val_*``;
@@ -38,6 +41,8 @@ _KEY = r"'[^'\\\x00-\x1f]*'"
 _VALUE = r"-?(?:(?:[0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)[eE][-+]?[0-9]+|[0-9]+\.[0-9]*|\.[0-9]+|0+|[1-9][0-9]*)"
 _ITEM = _KEY + r": (?:" + _VALUE + r"|" + _KEY + r")"
 SIMPLE_DICT = re.compile(r"\{" + _ITEM + r"(?:, " + _ITEM + r")*\}")
+STEP_OF_MAX = re.compile(r"(\d+)/(\d+)$")
+TRAINER = ("eval_", "train_")
 ITEM = re.compile(r"'([^']*)': (?:'([^']*)'|([^,}]+))")
 
 
@@ -55,6 +60,7 @@ class HFParser:
         if not isinstance(obj, dict) or not obj:
             return None
         values: dict[str, float] = {}
+        texts: dict[str, str] = {}  # string values that are not numbers ('1m 60s', '294/294')
         for key, raw in obj.items():
             if isinstance(raw, bool) or not isinstance(key, str):
                 return None
@@ -64,9 +70,11 @@ class HFParser:
                 try:
                     values[key] = float(raw)
                 except ValueError:
-                    return None
+                    texts[key] = raw
             else:
                 return None
+        if texts and not ("epoch" in values and any(k == "loss" or k.startswith(TRAINER) for k in values)):
+            return None  # text values are read only in a trainer's own dicts (ms-swift's), not in samples
         prefix = EPOCH_PREFIX.search(text[: m.start()])
         if prefix is not None:
             epoch = int(prefix.group(1))
@@ -80,6 +88,9 @@ class HFParser:
         epoch_value = values.pop("epoch", None)
         scope = "summary" if "train_runtime" in keys else "step"
         step = ctx.main_bar[0] if scope == "step" and ctx.main_bar is not None else None
+        counter = STEP_OF_MAX.match(texts.get("global_step/max_steps", ""))
+        if scope == "step" and counter is not None:
+            step = int(counter.group(1))  # ms-swift states the step: 'global_step/max_steps': '1/294'
         return self._records(values, scope, epoch_value, ctx, now, step)
 
     def _records(

@@ -6,7 +6,8 @@ Signals (each gives an ``error`` event as it is seen, with ``signal``, ``evidenc
   slurmstepd often writes it after an unfinished progress bar);
 - ``cancelled``: the same without the time-limit suffix (``scancel``, preemption);
 - ``oom``: ``CUDA out of memory``, ``HIP out of memory``, ``OutOfMemoryError``, ``RESOURCE_EXHAUSTED``
-  … ``OOM``, Slurm's ``oom-kill event`` / ``Exceeded job memory limit``;
+  … ``OOM``, Slurm's ``oom-kill event`` / ``Exceeded job memory limit``; on a ``WARNING`` line it was
+  survived (Ultralytics falls back to the CPU, fairseq recovers): a ``warning`` event, no signal;
 - ``nccl_error``: NCCL/RCCL errors, ``ProcessGroupNCCL`` watchdog timeouts, aborted communicators;
 - ``interrupted``: ``KeyboardInterrupt``, ``received SIGINT``;
 - ``crashed``: the process died without a Python traceback: ROCm ``Memory access fault by GPU``, CUDA
@@ -18,9 +19,12 @@ Signals (each gives an ``error`` event as it is seen, with ``signal``, ``evidenc
 
 :meth:`OutcomeTracker.decide` gives the final ``outcome`` event: the first failure signal (an OOM on
 one rank wins over the watchdog timeout it causes on another; the later ones are listed in
-``secondary``); a traceback followed by further epochs was not fatal and only becomes secondary; else
-``early_stopped``; else ``truncated`` when the log ends inside an unfinished progress bar; else
-``completed`` when training output was seen, ``unknown`` when nothing was.
+``secondary``); a traceback followed by further epochs, or printed before any training output that then
+follows (a failed start), was not fatal; else ``early_stopped``; else ``completed`` on a line that says
+the run finished (among the last frames, or a framework's end message, :data:`FINISH`, anywhere after
+the last epoch line); else ``truncated`` when the log shows planned work not reached (an unfinished bar
+or ``[i/N]`` line, ``epoch N/M`` or ``iteration N/M`` with N < M), ``completed`` when its latest
+``epoch N/M`` has N = M, ``unknown`` otherwise.
 
 :func:`gate` finds, on the raw bytes of a whole block, where a signal or a traceback may be (eleven scans
 that each skip at memchr speed to one rare byte); frames of the other lines skip :meth:`observe`.
@@ -53,6 +57,24 @@ EARLY = re.compile(
 )
 EXCEPTION = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Failure)\b")
 TRACEBACK = "Traceback (most recent call last):"
+#: Frameworks' own end messages, found anywhere in the log (the gate flags their lines, so a long final
+#: evaluation after them does not hide them): Ultralytics ``40 epochs completed in 0.012 hours.``,
+#: Megatron ``[after training is done]``, ``exiting program after consuming all available data`` and
+#: ``exiting program at iteration N`` (``--exit-interval``), ms-swift ``End time of running main``, fairseq
+#: ``done training in 33.0 seconds``.
+FINISH = re.compile(
+    r"\b\d+ epochs completed in [\d.]+ hours\b|\bafter training is done\b"
+    r"|\bexiting program (?:after consuming all available data|at iteration \d+)"
+    r"|\bEnd time of running main\b|\bdone training in [\d.]+ seconds"
+)
+#: Byte keys of FINISH for the gate (each a plain substring search: ``bytes.find`` is fast on long keys).
+FINISH_KEYS = (
+    b"epochs completed in",
+    b"after training is done",
+    b"exiting program",
+    b"End time of running main",
+    b"done training in",
+)
 #: Lines that say the run finished (read among the log's last frames, after its last epoch).
 COMPLETION = re.compile(
     r"^\W*(?:done|all done|finished)\W*$"
@@ -60,11 +82,18 @@ COMPLETION = re.compile(
     r"|\bfinished training\b|\btraining completed\b|\btrain_finished\b"
     r"|`Trainer\.fit` stopped: `max_(?:epochs|steps)=\d+` reached"
     r"|'train_runtime':"
-    r"|\bexit(?:ed)?(?: with)? (?:status|code):? 0\b",
+    r"|\bexit(?:ed)?(?: with)? (?:status|code):? 0\b"
+    r"|" + FINISH.pattern,
     re.IGNORECASE,
 )
-#: ``Epoch 30/30``, ``epoch [3/10]``: planned work, reached or not.
+#: ``Epoch 30/30``, ``epoch [3/10]``: planned work, reached or not; on a line without an epoch counter,
+#: ``iteration 252/ 500`` (Megatron), ``Step 80/100``, ``iter 7/20`` (global counters: short of the total
+#: they show work not reached; at the total they are no evidence of the end, as a bar at 100 %).
 PLANNED = re.compile(r"\bepoch\s*[:\[]?\s*(\d+)\s*/\s*(\d+)", re.IGNORECASE)
+PLANNED_STEPS = re.compile(r"\b(?:iteration|iter|step)\s*[:\[]?\s*(\d+)\s*/\s*(\d+)", re.IGNORECASE)
+#: A warning-level message (``WARNING ⚠️ CUDA OutOfMemoryError in TaskAlignedAssigner, using CPU``,
+#: fairseq ``| WARNING | ... OOM ... attempting to recover``): an OOM it reports was survived.
+WARNING_LEVEL = re.compile(r"WARN(?:ING)?\b")  # no \b before: a bar frame can run into it
 RECENT_FRAMES = 64
 FAILURES = ("time_limit", "cancelled", "oom", "nccl_error", "interrupted", "crashed", "crashed_traceback")
 _KEYS = (
@@ -114,6 +143,11 @@ def gate(block: bytes) -> list[int]:
     for pattern in _GATE:
         for m in pattern.finditer(block):
             hits.append(m.start())
+    for key in FINISH_KEYS:
+        at = block.find(key)
+        while at >= 0:
+            hits.append(at)
+            at = block.find(key, at + 1)
     hits.sort()
     return hits
 
@@ -129,9 +163,18 @@ class OutcomeTracker:
         self._open_tb: dict[str, Any] | None = None
         self.tb: dict[str, Any] | None = None  # the traceback being read
         self.epochs_after: int = 0  # epoch records seen after the latest traceback signal
-        self.saw_training = False
+        self.saw_training = False  # any record seen (set by the parser)
         self.unfinished_progress = False
         self.last_epoch_line: tuple[int, str] | None = None
+        self.finished: tuple[int, str] | None = None  # the latest framework end message (FINISH)
+
+    def _drop_failed_start(self) -> None:
+        """A traceback before any training output, then training: a failed start (an earlier job's
+        output in the same file, an optional import that failed) that was survived."""
+        open_tb = self._open_tb
+        if open_tb is not None and open_tb.get("before_training") and self.saw_training:
+            self.signals.remove(open_tb)
+            self._open_tb = None
 
     def observe(self, text: str, line: int, rank: int | None, now: float) -> list[Record]:
         out: list[Record] = []
@@ -140,13 +183,19 @@ class OutcomeTracker:
         if TRACEBACK in text:
             self.tb = {"line": line, "text": text, "rank": rank, "frames": 0}
             return out
+        if FINISH.search(text) is not None:
+            self.finished = (line, text.strip()[:500])
         if _KEY_RE.search(text) is None:
             return out
         signal = None
         m = SLURM.search(text)
+        oom = OOM.search(text) if m is None else None
         if m is not None:
             signal = "time_limit" if "TIME LIMIT" in m.group(1) else "cancelled"
-        elif OOM.search(text):
+        elif oom is not None:
+            if WARNING_LEVEL.search(text, 0, oom.start()) is not None:
+                out.append(self._warning(text, line, rank, now))  # reported and survived
+                return out
             signal = "oom"
         elif NCCL.search(text):
             signal = "nccl_error"
@@ -179,12 +228,21 @@ class OutcomeTracker:
             return []  # observe() reports it from the same frame with its own signal
         return [self._signal("crashed_traceback", stripped, line, rank, now, traceback_line=tb["line"])]
 
+    @staticmethod
+    def _warning(text: str, line: int, rank: int | None, now: float) -> Record:
+        evidence = text.strip()[:500]
+        detail = {"evidence": evidence, "line": line} | ({"rank": rank} if rank is not None else {})
+        return event("warning", message=f"warning: {evidence[:200]}", time=now, **detail)
+
     def _signal(
         self, signal: str, text: str, line: int, rank: int | None, now: float, **extra: Any
     ) -> Record:
         info = {"signal": signal, "evidence": text.strip()[:500], "line": line, "rank": rank, **extra}
         if signal == "crashed_traceback":
             self.epochs_after = 0
+            self._drop_failed_start()
+            if not self.saw_training:
+                info["before_training"] = True
             if self._open_tb is None:
                 self._open_tb = info
                 self.signals.append(info)
@@ -192,7 +250,7 @@ class OutcomeTracker:
             self._kinds.add(signal)
             self.signals.append(info)
         level = "warning" if signal == "early_stopped" else "error"
-        detail = {k: v for k, v in info.items() if k != "signal" and v is not None}
+        detail = {k: v for k, v in info.items() if k not in ("signal", "before_training") and v is not None}
         return event(level, message=f"{signal}: {info['evidence'][:200]}", time=now, signal=signal, **detail)
 
     def saw_epoch(self, line: int, text: str) -> None:
@@ -216,6 +274,7 @@ class OutcomeTracker:
             tb = self.tb
             self.tb = None
             self._signal("crashed_traceback", tb["text"], tb["line"], tb["rank"], now)
+        self._drop_failed_start()
         failures = [s for s in self.signals if s["signal"] in FAILURES]
         secondary = [s["signal"] for s in failures[1:] if failures and s["signal"] != failures[0]["signal"]]
         if failures:
@@ -226,20 +285,24 @@ class OutcomeTracker:
             return self._outcome("early_stopped", early[0], now, [])
         where = {"evidence": last_frame[1][:500], "line": last_frame[0]} if last_frame else {}
         after = self.last_epoch_line[0] if self.last_epoch_line is not None else -1
-        done = [(n, t) for n, t in recent if n >= after and len(t) < 400 and COMPLETION.search(t)]
+        done = [(n, t) for n, t in recent if n >= after and _says_finished(t)]
+        if self.finished is not None and self.finished[0] >= after:
+            done = sorted([*done, self.finished])  # the latest line that says so is the evidence
         if done and self.saw_training:
             return self._outcome(
                 "completed", {"evidence": done[-1][1].strip()[:500], "line": done[-1][0]}, now, []
             )
-        planned = [(n, t, m) for n, t in recent for m in PLANNED.finditer(t)]
         if self.unfinished_progress:
             return self._outcome("truncated", where, now, [])
-        if planned and self.saw_training:
-            line, text, m = planned[-1]
+        planned = _planned(recent)
+        if planned is not None and self.saw_training:
+            line, text, m = planned
             info = {"evidence": text.strip()[:500], "line": line}
-            if int(m.group(1)) >= int(m.group(2)):
+            if int(m.group(1)) < int(m.group(2)):
+                return self._outcome("truncated", info, now, [])  # planned work not reached
+            if m.re is PLANNED:
                 return self._outcome("completed", info, now, [])  # the last planned epoch was reached
-            return self._outcome("truncated", info, now, [])  # planned epochs not reached
+            # the last iteration printed, like a bar at its total: the run may still have died after it
         if self.saw_training:
             if self.last_epoch_line is not None:
                 where = {"evidence": self.last_epoch_line[1][:500], "line": self.last_epoch_line[0]}
@@ -253,3 +316,19 @@ class OutcomeTracker:
             detail["secondary"] = list(dict.fromkeys(secondary))
         message = f"{outcome}: {info.get('evidence', '')}"[:300]
         return event("outcome", message=message, time=now, outcome=outcome, **detail)
+
+
+def _says_finished(text: str) -> bool:
+    """Whether a frame says the run finished (HF's final dict can be long: it is looked for in any frame)."""
+    if len(text) < 400:
+        return COMPLETION.search(text) is not None
+    return "'train_runtime':" in text
+
+
+def _planned(recent: list[tuple[int, str]]) -> tuple[int, str, re.Match[str]] | None:
+    """The latest ``epoch N/M`` among the frames, or on a frame without one, ``iteration N/M``."""
+    for line, text in reversed(recent):
+        found = list(PLANNED.finditer(text)) or list(PLANNED_STEPS.finditer(text))
+        if found:
+            return line, text, found[-1]
+    return None

@@ -16,20 +16,24 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import IO
 
-from gputui.logs import generic, gputui_records, hf, keras, pytorch, tqdm
+from gputui.logs import fairseq, generic, gputui_records, hf, keras, mmengine, pytorch, tqdm, ultralytics
 from gputui.logs.base import Context, LineParser
-from gputui.logs.normalize import DEFAULT_MAX_FRAME, Frame, Normalizer
+from gputui.logs.normalize import DEFAULT_MAX_FRAME, Frame
 from gputui.logs.outcome import RECENT_FRAMES, OutcomeTracker
 from gputui.logs.outcome import gate as outcome_gate
+from gputui.logs.thinning import ThinningNormalizer
 from gputui.recordio import STDOUT_PREFIX
 from gputui.records import Record
 
 #: ``--format`` name → the line parsers it enables, in the order they are tried.
 FAMILIES: dict[str, tuple[LineParser, ...]] = {
     "gputui": (gputui_records.PARSER,),
+    "ultralytics": (ultralytics.PARSER,),
+    "fairseq": (fairseq.PARSER,),
     "keras": (keras.PARSER,),
     "tqdm": (tqdm.PARSER,),
     "hf": (hf.PARSER,),
+    "mmengine": (mmengine.PARSER,),
     "pytorch": (pytorch.PARSER,),
     "generic": (generic.PARSER,),
 }
@@ -44,7 +48,16 @@ def route_auto(text: str, ctx: Context, now: float) -> list[Record] | None:
         if records is not None:
             return records
     head = text[:24]
-    if "/" in head or "Epoch " in head or "- " in head:
+    epoch_head = "Epoch " in head
+    if ultralytics.KEY in ctx.extra or (epoch_head and "_mem" in text):
+        records = ultralytics.PARSER.parse(text, ctx, now)
+        if records is not None:
+            return records
+    if fairseq.OPEN in text or "fairseq" in text:
+        records = fairseq.PARSER.parse(text, ctx, now)
+        if records is not None:
+            return records
+    if "/" in head or epoch_head or "- " in head:
         records = keras.PARSER.parse(text, ctx, now)
         if records is not None:
             return records
@@ -57,6 +70,10 @@ def route_auto(text: str, ctx: Context, now: float) -> list[Record] | None:
         if records is not None:
             return records
     if "Epoch" in text or "epoch" in text or "Test" in text or "[" in text or "*" in text:
+        if "(" in text and ("Epoch(" in text or "Iter(" in text):
+            records = mmengine.PARSER.parse(text, ctx, now)
+            if records is not None:
+                return records
         records = pytorch.PARSER.parse(text, ctx, now)
         if records is not None:
             return records
@@ -86,7 +103,7 @@ class LogParser:
                 raise ValueError(f"unknown log format {unknown[0]!r}; known: auto, {', '.join(FAMILIES)}")
             self.parsers = tuple(p for n in names for p in FAMILIES[n])
         self.job = job
-        self.normalizer = Normalizer(max_frame, gate=outcome_gate)
+        self.normalizer = ThinningNormalizer(max_frame, gate=outcome_gate)
         self.outcome = OutcomeTracker()
         self._route = route_auto if self.parsers == AUTO else self._route_each
         self.contexts: dict[int | None, Context] = {}
@@ -105,6 +122,16 @@ class LogParser:
         return None
 
     @property
+    def thin(self) -> bool:
+        """Catch-up mode: frames that cannot change an epoch row or the outcome are skipped
+        (:mod:`gputui.logs.thinning`). Set while the reader is behind, cleared once it has caught up."""
+        return self.normalizer.thin
+
+    @thin.setter
+    def thin(self, value: bool) -> None:
+        self.normalizer.thin = value
+
+    @property
     def tail(self) -> str:
         """The unfinished last frame (for display)."""
         return self.normalizer.tail
@@ -113,23 +140,32 @@ class LogParser:
         """Records of the frames these bytes finished."""
         normalizer = self.normalizer
         frames = normalizer.feed(data)
-        return self.parse_frames(frames, now, normalizer.hot) if frames else []
+        if normalizer.skipped:
+            self.frames += normalizer.skipped
+            normalizer.skipped = 0
+        return self.parse_frames(frames, now, normalizer.hot, normalizer.recent or None) if frames else []
 
     def finish(self, now: float | None = None, *, outcome: bool = True) -> list[Record]:
         """End of input: parse the unfinished frame, then (``outcome``) add the final outcome event."""
         now = _time.time() if now is None else now
-        frames = self.normalizer.finish()
-        out = self.parse_frames(frames, now, self.normalizer.hot) if frames else []
+        normalizer = self.normalizer
+        frames = normalizer.finish()
+        out = self.parse_frames(frames, now, normalizer.hot, normalizer.recent or None) if frames else []
         if outcome and not self._finished:
             self._finished = True
             out.append(self.outcome.decide(now, self._last_frame, list(self._recent)))
         return out
 
     def parse_frames(
-        self, frames: list[Frame], now: float | None = None, hot: set[int] | None = None
+        self,
+        frames: list[Frame],
+        now: float | None = None,
+        hot: set[int] | None = None,
+        recent: list[Frame] | None = None,
     ) -> list[Record]:
         """Records of finished frames. ``hot``: the lines that may carry an outcome signal (the
-        normaliser's gate); the other frames skip the outcome checks. ``None``: check every frame."""
+        normaliser's gate); the other frames skip the outcome checks. ``None``: check every frame.
+        ``recent``: the true last frames when ``frames`` were thinned (where a completion line is sought)."""
         if not frames:
             return []
         now = _time.time() if now is None else now
@@ -183,7 +219,7 @@ class LogParser:
                         ctx.epoch = None  # training ended: later prose belongs to no epoch
             last_line, last_text = line, text
         self.frames += count
-        self._recent.extend(frames[-RECENT_FRAMES:])  # where decide() looks for a completion line
+        self._recent.extend(frames[-RECENT_FRAMES:] if recent is None else recent)  # where decide() looks
         if last_line >= 0:
             self._last_frame = (last_line, last_text)
         return out
@@ -195,17 +231,23 @@ def parse_stream(
     *,
     read_size: int = READ_SIZE,
     finish: bool = True,
+    thin: bool = False,
 ) -> Iterator[Record]:
-    """All records of a binary stream, read in ``read_size`` pieces (constant memory)."""
+    """All records of a binary stream, read in ``read_size`` pieces (constant memory). ``thin``: catch-up
+    mode (fewer step records, the same epoch rows and outcome; :mod:`gputui.logs.thinning`)."""
     parser = LogParser(formats)
+    parser.thin = thin
     while chunk := stream.read(read_size):
         yield from parser.feed(chunk)
     if finish:
         yield from parser.finish()
 
 
-def parse_bytes(data: bytes, formats: str | Iterable[str] = "auto", *, finish: bool = True) -> list[Record]:
+def parse_bytes(
+    data: bytes, formats: str | Iterable[str] = "auto", *, finish: bool = True, thin: bool = False
+) -> list[Record]:
     parser = LogParser(formats)
+    parser.thin = thin
     out = parser.feed(data)
     if finish:
         out.extend(parser.finish())

@@ -80,6 +80,7 @@ class DashboardState:
         self.last_time = 0.0  # newest record time
         self.clock: float | None = None  # a replay's cursor; None: the wall clock
         self.cursor: dict | None = None  # a replay's position (start, end, at, playing, speed, live)
+        self.catch_up: tuple[int, int] | None = None  # (bytes read, size) while a log's history is read
 
     # ------------------------------------------------------------------ input
 
@@ -169,6 +170,8 @@ class DashboardState:
             if outcome in FAILURES:
                 self.alerts.raise_(f"outcome:{outcome}", str(outcome), "error", message, message, rec.time)
         elif name in ("error", "warning"):
+            if rec.get("reset"):
+                self.training.epochs.add(rec)
             signal = rec.get("signal")
             kind = str(signal or name)
             key = f"{kind}:{rec.get('host') or ''}:{rec.get('rank') if signal else message}"

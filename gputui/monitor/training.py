@@ -144,10 +144,15 @@ class TrainingState:
         return self.epoch_now - base + 1
 
     def current_epoch(self) -> int | None:
-        """The epoch in progress (1-based): one past the completed ones, capped at the planned total."""
+        """The epoch in progress (1-based): one past the completed ones (or past the last one's printed
+        number, when that is further: a log read from its tail), capped at the planned total."""
         if self.epoch_now is None and not self.metrics:
             return None
-        current = len(self.rows()) + 1
+        rows = self.rows()
+        current = len(rows) + 1
+        if rows and isinstance(rows[-1].epoch, int):
+            base = self.epoch_base if self.epoch_base is not None else 1
+            current = max(current, rows[-1].epoch - base + 2)
         return min(current, self.epochs_total) if self.epochs_total else current
 
     def epoch_times(self) -> list[float]:

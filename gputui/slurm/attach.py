@@ -107,9 +107,11 @@ class Attacher:
         on_text: Callable[[str, bytes], None] | None = None,
         on_reset: Callable[[str, str], None] | None = None,
         on_job: Callable[[Job], None] | None = None,
+        on_progress: Callable[[int, int], None] | None = None,
     ) -> None:
         self.job_id = job_id
         self.on_text, self.on_reset, self.on_job = on_text, on_reset, on_job  # the dashboard's hooks
+        self.on_progress = on_progress  # (bytes read, size) while a large output file is caught up
         self.emit = emit
         self.options = options or AttachOptions()
         self.env = env
@@ -302,7 +304,9 @@ class Attacher:
         for path in dict.fromkeys(p for p in (job.stdout, job.stderr) if p):
             on_data = (lambda data, p=path: self.on_text(p, data)) if self.on_text else None
             on_reset = (lambda why, p=path: self.on_reset(p, why)) if self.on_reset else None
-            follower = LogFollower(path, job=job.job_id, on_data=on_data, on_reset=on_reset)
+            follower = LogFollower(
+                path, job=job.job_id, on_data=on_data, on_reset=on_reset, on_progress=self.on_progress
+            )
             self._followers.append((path, follower))
 
     def _poll_logs(self, final: bool = False) -> None:

@@ -54,6 +54,7 @@ class AttachSource(RecordSource):
             on_text=feed.text,
             on_reset=feed.text_reset,
             on_job=lambda job: feed.job(**job_changes(job)),
+            on_progress=feed.catch_up,
         )
         if self.stopping.is_set():
             return

@@ -70,6 +70,10 @@ class Feed:
         """Update fields of the job header (``state`` also stamps ``ended`` for a final state)."""
         self._put(("job", changes))
 
+    def catch_up(self, done: int, total: int) -> None:
+        """How much of a large log's history has been read (bytes); ``done == total``: all of it."""
+        self._put(("catchup", done, total))
+
     def cursor(self, **position: Any) -> None:
         """A replay's position: ``start``, ``end``, ``at``, ``playing``, ``speed``, ``live``."""
         self._put(("cursor", position))
@@ -106,6 +110,9 @@ class Feed:
                     setattr(state.job, key, value)
                 if new_state is not None:
                     state.set_state(new_state)
+                state.version += 1
+            elif kind == "catchup":
+                state.catch_up = (item[1], item[2]) if item[1] < item[2] else None
                 state.version += 1
             elif kind == "cursor":
                 state.cursor = dict(item[1])

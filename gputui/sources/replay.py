@@ -5,6 +5,9 @@ project's record reader; anything else is a training log, parsed by the project'
 is shown in the log pane). A log without timestamps is laid out one record per second ending at the
 file's modification time. Lines that are not records are counted (``skipped``), never fatal.
 
+A training log of 16 MiB or more is shown tail first (:mod:`gputui.logs.catchup`): its last part, parsed
+on its own, and a "reading history N %" mark while the whole file is read; then the full state.
+
 The cursor starts at the end (the whole run). ``←``/``→`` move it by a fiftieth of the run (at least 1 s),
 ``space`` plays from it at ``speed``× real time (from the start when at the end), ``[``/``]`` halve and
 double the speed. A jump back rebuilds the dashboard state in this thread and hands it over whole; going
@@ -20,6 +23,7 @@ import os
 import threading
 import time
 
+from gputui.logs.catchup import PREVIEW_MIN_BYTES, preview_records, read_tail
 from gputui.logs.follower import FileFollower, LogFollower
 from gputui.monitor.logtext import LogText
 from gputui.monitor.state import DashboardState, JobInfo
@@ -103,6 +107,7 @@ class ReplaySource(RecordSource):
         self._said: list[tuple[str, str, float]] = []  # the source's own notices: a rebuilt state keeps them
         self.skipped = 0
         self._told: dict | None = None  # the last position sent
+        self._read: dict[str, tuple[int, int]] = {}  # large logs being read: (bytes read, size)
 
     def job_info(self) -> JobInfo:
         names = ", ".join(os.path.basename(p) for p in self.paths[:3]) + (" …" if len(self.paths) > 3 else "")
@@ -163,10 +168,45 @@ class ReplaySource(RecordSource):
                 readers.append((path, _RecordFile(path)))
             else:
                 self._logs[path] = LogText(path)
-                readers.append(
-                    (path, LogFollower(path, on_data=lambda d, p=path: self._text(feed, p, d), on_reset=None))
+                follower = LogFollower(
+                    path,
+                    on_data=lambda d, p=path: self._text(feed, p, d),
+                    on_reset=None,
+                    on_progress=lambda done, size, p=path: self._progress(feed, p, done, size),
                 )
+                readers.append((path, follower))
         return readers
+
+    def _progress(self, feed: Feed, path: str, done: int, size: int) -> None:
+        self._read[path] = (done, size)
+        feed.catch_up(sum(d for d, _ in self._read.values()), sum(s for _, s in self._read.values()))
+
+    def _preview(self, feed: Feed, readers: list) -> None:
+        """Tail first: a large log's last part, parsed on its own, is shown while its history is read."""
+        big = []
+        for path, reader in readers:
+            try:
+                size = os.path.getsize(path)
+            except OSError:
+                continue
+            if isinstance(reader, LogFollower) and size >= PREVIEW_MIN_BYTES:
+                big.append((path, size))
+        if not big:
+            return
+        state = self.new_state(self.thresholds)
+        records: list[Record] = []
+        for path, size in big:
+            try:
+                records += self._retime(path, preview_records(path, size))
+                tail = read_tail(path, size)
+            except OSError:
+                continue
+            log = state.logs[path] = LogText(path)
+            log.feed(tail, time.time())
+        records.sort(key=lambda r: r.time)
+        state.ingest(records)
+        state.catch_up = (0, sum(size for _, size in big))
+        feed.replace_state(state)
 
     def _say(self, feed: Feed, level: str, message: str) -> None:
         self._said.append((level, message, time.time()))
@@ -246,6 +286,7 @@ class ReplaySource(RecordSource):
         if not readers:
             self._say(feed, "error", "nothing to replay")
             return
+        self._preview(feed, readers)
         while True:  # load everything there is now
             batch = self._poll(readers)
             if not batch:

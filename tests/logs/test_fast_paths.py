@@ -18,6 +18,7 @@ from gputui.logs.generic import DIGITS, GenericParser, plan_of
 from gputui.logs.hf import _literal_dict
 from gputui.logs.normalize import ELLIPSIS, Normalizer, clean
 from gputui.logs.outcome import _KEY_RE, _KEYS, TRACEBACK, gate
+from gputui.logs.thinning import ThinningNormalizer
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 PIECES = [b"\r", b"\n", b"\r\n", b"\x08", b"\x08\x08\r", b"\x1b[1m", b"\x1b", b"[0m", b"\xff", b"\xe2\x94"]
@@ -76,7 +77,7 @@ def test_gate_is_a_superset_of_the_outcome_checks(pieces: list[str]) -> None:
 def _records(data: bytes, gated: bool, sizes: int = 997) -> list[tuple]:
     parser = LogParser()
     if not gated:
-        parser.normalizer = Normalizer()  # no gate: every frame goes through the outcome checks
+        parser.normalizer = ThinningNormalizer()  # no gate: every frame goes through the outcome checks
     out = []
     for i in range(0, len(data), sizes):
         out += parser.feed(data[i : i + sizes], now=0.0)

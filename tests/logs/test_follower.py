@@ -248,3 +248,30 @@ def test_same_size_rewrite_with_a_new_tail_is_detected(tmp_path) -> None:
     os.utime(path, ns=(mtime, mtime + 1_000_000_000))  # a later write: mtime moves on
     assert _drain(follower) == (b"epoch 1 , loss = 0.9\n", ["truncated"])
     follower.close()
+
+
+def test_a_rewritten_log_starts_a_new_run_in_the_epoch_table(tmp_path) -> None:
+    """A requeued job with ``--open-mode=truncate``: the old output ended mid-line (a bar of epoch 2);
+    the new run's epoch 1 is epoch 1 of a new run, the old epoch 1 keeps its value, nothing is merged."""
+    from gputui.logs.epochs import EpochTable
+    from gputui.monitor.state import DashboardState, JobInfo
+
+    path = tmp_path / "slurm-7.out"
+    path.write_bytes(b"Epoch 1/3\n50/50 [====] - 1s - loss: 0.5000\nEpoch 2/3\n10/50 [=>...] - ETA: 3s")
+    follower = LogFollower(path)
+    records = follower.poll()
+    with open(path, "r+b") as f:
+        f.truncate(0)
+        f.write(
+            b"Epoch 1/3\n50/50 [==============================] - 1s - loss: 0.9000\n"
+            b"Epoch 2/3\n50/50 [==============================] - 1s - loss: 0.8000\n"
+        )
+    new = follower.poll()
+    assert [r.get("reset") for r in new if r.kind == "event"] == ["truncated"]
+    table = EpochTable()
+    table.add_all(records + new)
+    rows = [(r.run, r.epoch, r.values["loss"]) for r in table.rows()]
+    assert rows == [(0, 1, 0.5), (1, 1, 0.9), (1, 2, 0.8)]
+    state = DashboardState(JobInfo(kind="attach", title="job 7"))
+    state.ingest(records + new)
+    assert [(r.run, r.epoch) for r in state.training.rows()] == [(0, 1), (1, 1), (1, 2)]

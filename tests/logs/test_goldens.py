@@ -16,6 +16,10 @@ from gputui.metric_names import canonical_metric_name
 PROSE_NAMES = {
     # "Accuracy of the network on the 10000 test images: 62%"
     "test_accuracy_pct_int": "accuracy_of_the_network_on_the_10000_test_images_pct",
+    # fairseq's "train_train_wall": "113" (its stat train_wall, time in training steps) and
+    # "train_wall": "154" (its stat wall, the cumulative clock) would both be "wall" under the alias
+    # table's train_ rule: the fairseq parser names the first step_wall
+    "train_train_wall": "step_wall",
 }
 
 
@@ -30,6 +34,8 @@ ALSO_IN_ROW = {
     "keras1_cifar10_samples_bs": {"test_accuracy"},
     # "CUDA event elapsed time: 7.00759033203125sec" after the last epoch: the run's time, as context
     "cesga_fsdp_mnist_2rank": {"cuda_event_elapsed_time"},
+    # "Best test accuracy: 85.38%" after the last epoch: a run summary, joined to the last epoch as context
+    "python_logging_cifar_gbk_completed": {"best_test_accuracy_pct"},
 }
 
 
@@ -41,7 +47,7 @@ def _parse(name: str):
 
 
 def test_every_golden_is_checked() -> None:
-    assert len(NAMES) == 18
+    assert len(NAMES) == 28
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -133,3 +133,14 @@ def test_log_search_highlight(snap_compare, folder):
         await pilot.press("slash", *"accuracy: 0.7", "enter")
 
     assert snap(snap_compare, folder, tui_data.training_log, then=search)
+
+
+def test_reading_history_of_a_large_log(snap_compare, folder):
+    """A large log shown tail first: 'reading history 34 %' in the header while the rest is read."""
+
+    async def catching_up(pilot: Pilot) -> None:
+        screen = tui_data.dashboard(pilot.app)
+        screen.state.catch_up = (340 << 20, 1000 << 20)
+        screen.state.version += 1
+
+    assert snap(snap_compare, folder, tui_data.one_node, then=catching_up)

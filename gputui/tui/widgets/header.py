@@ -40,6 +40,9 @@ def header_text(state: DashboardState) -> Text:
         text.append(f"  {mark} {duration(at - start)}/{duration(end - start)} {cursor.get('speed', 1):g}×")
         if cursor.get("live"):
             text.append(" live", style="green")
+    if state.catch_up is not None:
+        done, size = state.catch_up
+        text.append(f"  reading history {100 * done // max(1, size)} %", style="bold yellow")
     epoch, total = training.current_epoch(), training.epochs_total
     if epoch is not None:
         text.append(f"  epoch {epoch}" + (f"/{total}" if total else ""))

@@ -1,0 +1,196 @@
+"""Catch-up reading: the normaliser that skips the progress frames nobody needs (``docs/log-formats.md``).
+
+A log that is already large when gputui opens it (attach or replay of a long job, ``gputui parse`` of a
+1 GB file) is mostly redraws: thousands of ``\\r`` frames of one bar, thousands of per-step lines of the
+same shape. Reading it at the speed of one regex per frame would keep the user waiting for minutes, so
+while a reader is *behind* (:attr:`ThinningNormalizer.thin` is true) frames are picked on the bytes,
+before they are decoded:
+
+- each frame gets a *shape*: its bytes with digits, spaces, bar characters (``=>.#-``, the block
+  elements) and non-ASCII bytes deleted, so ``Epoch 3:  45%|████▌ | 45/100 [00:02<00:03, loss=0.5]``
+  and the next redraw have the same shape, and a frame with another metric, another description, a
+  dict spliced in, or a summary line has another;
+- a *run* is consecutive frames of one shape (and, in ``srun --label`` logs, one rank). Of a run only
+  these are parsed: its first and last frames, the frames on both sides of each change of the epoch
+  number (``epoch 3`` → ``epoch 4``, found by bisection on the run), and every :data:`SAMPLE_EVERY`-th
+  frame (the step history, thinned). Periods of 2 to 4 frames (a bar and the line it is interrupted
+  by, a step line and its companion) are runs too and are skipped a whole period at a time;
+- the others are skipped without being decoded. Skipping a frame of a run cannot change an epoch row
+  or the outcome: end-of-epoch values come from the last frame before a change of shape or epoch, and
+  the words an outcome signal is made of are part of the shape, so the first frame of a run that holds
+  one is kept (the outcome gate reads only the kept frames). Only step-scope values (the points of a
+  loss-per-step chart) are fewer, as the live path already thins them to one per printed second.
+
+The frames that are kept are exactly the frames the plain :class:`~gputui.logs.normalize.Normalizer`
+gives for them (same text, same line numbers); :attr:`recent` holds the true last frames of the block
+(where the outcome looks for a completion line). A reader that has caught up sets ``thin`` back to false
+and reads every frame again.
+"""
+
+from __future__ import annotations
+
+import re
+from itertools import compress, islice, repeat
+from operator import eq
+
+from gputui.logs.normalize import CSI, Frame, Normalizer, apply_backspaces
+
+#: Every n-th period of a run is parsed as a sample of the step history.
+SAMPLE_EVERY = 64
+#: The periods of the runs looked for: a bar redrawn (1), a step line and its companion (2), ...
+PERIODS = (1, 2, 3, 4)
+TWINS = re.compile(rb"\x01{2,}")
+ONE, ZERO = b"\x01", b"\x00"
+FLIP = bytes([1, 0]) + bytes(254)
+#: Bytes deleted to get a frame's shape: digits, spaces, bar and number punctuation, non-ASCII bytes.
+SHAPE_DELETE = b"0123456789 \t=>.#-+:" + bytes(range(0x80, 0x100))
+EPOCH_TOKEN = re.compile(rb"(?i)epoch(?:\(\w+\))?\W{0,4}(\d+)")
+CSI_BYTES = re.compile(CSI.pattern.encode())
+LABEL = re.compile(rb"^\s{0,4}(\d{1,5}): |^\[rank(\d{1,5})\]:")
+LABELLED = re.compile(rb"\n\s{0,4}\d{1,5}: |\n\[rank\d{1,5}\]:")  # literal \n first: a fast scan
+RECENT = 64
+
+
+def _epoch(raw: bytes) -> bytes | None:
+    at = raw.find(b"poch")  # a literal scan first: most frames name no epoch
+    if at < 0:
+        at = raw.find(b"POCH")
+        if at < 0:
+            return None
+    m = EPOCH_TOKEN.search(raw, max(0, at - 1))
+    return None if m is None else m.group(1)
+
+
+def _signature(raws: list[bytes], at: list[int], start: int, period: int) -> tuple[bytes | None, ...]:
+    """The epoch numbers of one period of frames (``at``: the non-blank frames' indices)."""
+    return tuple(_epoch(raws[at[start + t]]) for t in range(period) if start + t < len(at))
+
+
+def _epoch_changes(
+    raws: list[bytes], at: list[int], a: int, period: int, lo: int, hi: int, out: set[int]
+) -> None:
+    """Periods ``k`` in ``[lo, hi)`` (of the stretch starting at ``a``) after which the epoch numbers
+    change, found by bisection: a stretch whose two ends name the same epochs is taken to hold them."""
+    if _signature(raws, at, a + lo * period, period) == _signature(raws, at, a + hi * period, period):
+        return
+    if hi - lo == 1:
+        out.update((lo, hi))
+        return
+    mid = (lo + hi) // 2
+    _epoch_changes(raws, at, a, period, lo, mid, out)
+    _epoch_changes(raws, at, a, period, mid, hi, out)
+
+
+class ThinningNormalizer(Normalizer):
+    """A :class:`Normalizer` that, while :attr:`thin` is set, returns only the frames that matter."""
+
+    __slots__ = ("_skipped", "recent", "skipped", "thin")
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.thin = False
+        self.skipped = 0  # non-blank frames not returned since the reader last looked
+        self._skipped = 0
+        self.recent: list[Frame] = []  # the block's true last frames (thin mode); [] otherwise
+
+    def _frames(self, block: bytes, first_overflow: bool) -> list[Frame]:
+        if not self.thin or first_overflow:
+            self.recent = []
+            return super()._frames(block, first_overflow)
+        raws: list[bytes] = []
+        lines: list[int] = []
+        shapes: list[bytes] = []
+        line = self._line
+        rows = block.split(b"\n")
+        if not rows[-1]:
+            rows.pop()  # the block ends with \n; otherwise its last line ends with \r
+        labelled = LABEL.match(block) is not None or LABELLED.search(block) is not None
+        for raw in rows:
+            if 13 in raw:
+                parts = raw.split(b"\r")
+                raws += parts
+                lines += repeat(line, len(parts))
+            else:
+                parts = (raw,)
+                raws.append(raw)
+                lines.append(line)
+            if labelled:
+                m = LABEL.match(raw)
+                rank = b"" if m is None else m.group(0).strip()
+                bare = map(bytes.translate, parts, repeat(None), repeat(SHAPE_DELETE))
+                shapes += map(bytes.__add__, repeat(rank), bare)
+            line += 1
+        self._line = line if block.endswith(b"\n") else line - 1
+        if not labelled:
+            shapes = list(map(bytes.translate, raws, repeat(None), repeat(SHAPE_DELETE)))
+        keep = self._pick(raws, shapes)
+        self.hot = self._hot(raws, lines, keep)
+        out: list[Frame] = []
+        for i in keep:
+            text = self._text(raws[i])
+            if text:
+                out.append((lines[i], text))
+        self.skipped += self._skipped
+        tail = range(max(0, len(raws) - RECENT), len(raws))
+        self.recent = [f for f in ((lines[i], self._text(raws[i])) for i in tail) if f[1]]
+        return out
+
+    def _text(self, raw: bytes) -> str:
+        """The frame's text, as the plain normaliser makes it."""
+        if len(raw) > self._max:
+            raw = self._bound(raw)
+        text = raw.decode("utf-8", "replace")
+        if "\x1b" in text:
+            text = CSI.sub("", text)
+        if "\b" in text:
+            text = apply_backspaces(text)
+        return text.rstrip()
+
+    def _pick(self, raws: list[bytes], shapes: list[bytes]) -> list[int]:
+        """Indices of the frames to parse (sorted): every frame but the skipped periods of runs."""
+        n = len(raws)
+        # blank frames are dropped by the normaliser anyway: runs are found among the others
+        at = list(compress(range(n), map(bytes.strip, raws)))
+        shapes = [shapes[i] for i in at]
+        m = len(at)
+        skip = bytearray(m)
+        for period in PERIODS:
+            if m < 3 * period:
+                break
+            equal = bytes(map(eq, shapes, islice(shapes, period, None)))
+            for run in TWINS.finditer(equal):
+                a, b = run.span()  # frames j in [a, b) have a twin of the same shape at j + period
+                periods = (b - a) // period
+                if periods < 2:
+                    continue
+                # periods 1 .. periods-1 are skipped (the first, the twins of the last, samples and
+                # the periods around a change of epoch number are kept)
+                skip[a + period : a + periods * period] = ONE * ((periods - 1) * period)
+                kept = set(range(SAMPLE_EVERY, periods, SAMPLE_EVERY))
+                _epoch_changes(raws, at, a, period, 0, periods, kept)
+                for k in kept:
+                    lo = a + k * period
+                    skip[lo : lo + period] = ZERO * period
+        keep = list(compress(at, skip.translate(FLIP)))
+        self._skipped = m - len(keep)  # non-blank frames not parsed (blank ones are never counted)
+        return keep
+
+    def _hot(self, raws: list[bytes], lines: list[int], keep: list[int]) -> set[int]:
+        """Lines of the kept frames where the outcome gate finds something. A skipped frame has the shape
+        of a kept one, and the words the gate looks for are part of a shape: the first frame of a run
+        that says ``CANCELLED`` or ``out of memory`` is kept and checked. Escape sequences and
+        backspaces can split such a word: the gate reads the frames without them."""
+        hot: set[int] = set()
+        if self._gate is None or not keep:
+            return hot
+        kept = b"\n".join([raws[i] for i in keep])
+        if b"\x1b" in kept:
+            kept = CSI_BYTES.sub(b"", kept)
+        if b"\x08" in kept:
+            kept = kept.translate(None, b"\x08")
+        at, index = 0, 0
+        for hit in self._gate(kept):
+            index += kept.count(b"\n", at, hit)
+            at = hit
+            hot.add(lines[keep[index]])
+        return hot
