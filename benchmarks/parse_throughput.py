@@ -190,7 +190,8 @@ def follow_rate(bars: Path, rate_mb_s: float, seconds: float, poll: float) -> di
     had read everything (``catch_up_s``): a follower that keeps up has a small lag and ~0 s."""
     from gputui.logs.follower import LogFollower
 
-    data = bars.read_bytes()[: int(rate_mb_s * seconds * 1e6)]
+    with open(bars, "rb") as f:
+        data = f.read(int(rate_mb_s * seconds * 1e6))
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "slurm-2.out"
         path.write_bytes(b"")
@@ -240,6 +241,11 @@ def main() -> int:
         result = best(CHILD, path, ns.repeat)
         thin = best(THIN, path, ns.repeat)
         first = child(FIRST_SCREEN, str(path))
+        eighth = child(CHILD, str(small))
+        fresh = best(CHILD, one, max(3, ns.repeat))
+        base = child(BASELINE)["peak_rss_mb"]
+        # after the memory figures: a child's peak RSS starts at its parent's (Linux keeps it across
+        # fork and exec), and the bar log's follow test holds hundreds of MB here
         bars = path.with_name(path.stem + "_bars.log")
         bars_size = bar_log(bars, size)
         try:
@@ -255,9 +261,6 @@ def main() -> int:
             keep_up = follow_rate(bars, 50, 6, ns.poll)
         finally:
             bars.unlink(missing_ok=True)
-        eighth = child(CHILD, str(small))
-        fresh = best(CHILD, one, max(3, ns.repeat))
-        base = child(BASELINE)["peak_rss_mb"]
         lat = sorted(follow_latency(ns.poll))
     finally:
         if not ns.keep:
