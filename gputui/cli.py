@@ -213,6 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
             "tqdm",
             "hf",
             "mmengine",
+            "timm",
             "pytorch",
             "generic",
             "csv",

@@ -196,6 +196,8 @@ def plan_of(text: str) -> Plan:
     if spans and (MODULE_PRINTOUT.match(body) or len(SETTING.findall(body)) >= 3):
         spans = []  # "(fc1): Linear(in_features=128, ...)", "Dropout(p=0.25)": a model; settings
     anchors = [a.end(1) for a in (em, sm) if a is not None]
+    if anchors and spans:  # Flax's "train epoch: 1, loss: 0.2": a pair whose value is an anchor is it
+        spans = [span for span in spans if span[3] not in anchors]
     if anchors and spans:  # "epoch 1 loss=0.5": the label is "loss", not "epoch 1 loss"
         spans = [_after_anchor(span, anchors, body) for span in spans]
     if anchors and not spans:  # "epoch 3 [rank 0]: loss 0.1234  accuracy 0.95" (gputui's trainers)

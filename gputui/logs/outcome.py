@@ -61,11 +61,12 @@ TRACEBACK = "Traceback (most recent call last):"
 #: evaluation after them does not hide them): Ultralytics ``40 epochs completed in 0.012 hours.``,
 #: Megatron ``[after training is done]``, ``exiting program after consuming all available data`` and
 #: ``exiting program at iteration N`` (``--exit-interval``), ms-swift ``End time of running main``, fairseq
-#: ``done training in 33.0 seconds``.
+#: ``done training in 33.0 seconds``, timm ``*** Best metric: 72.19 (epoch 299)`` (printed after its loop).
 FINISH = re.compile(
     r"\b\d+ epochs completed in [\d.]+ hours\b|\bafter training is done\b"
     r"|\bexiting program (?:after consuming all available data|at iteration \d+)"
     r"|\bEnd time of running main\b|\bdone training in [\d.]+ seconds"
+    r"|\*\*\* Best metric: \S+ \(epoch \d+\)"
 )
 #: Byte keys of FINISH for the gate (each a plain substring search: ``bytes.find`` is fast on long keys).
 FINISH_KEYS = (
@@ -74,6 +75,7 @@ FINISH_KEYS = (
     b"exiting program",
     b"End time of running main",
     b"done training in",
+    b"*** Best metric:",
 )
 #: Lines that say the run finished (read among the log's last frames, after its last epoch).
 COMPLETION = re.compile(

@@ -16,7 +16,18 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import IO
 
-from gputui.logs import fairseq, generic, gputui_records, hf, keras, mmengine, pytorch, tqdm, ultralytics
+from gputui.logs import (
+    fairseq,
+    generic,
+    gputui_records,
+    hf,
+    keras,
+    mmengine,
+    pytorch,
+    timm,
+    tqdm,
+    ultralytics,
+)
 from gputui.logs.base import Context, LineParser
 from gputui.logs.normalize import DEFAULT_MAX_FRAME, Frame
 from gputui.logs.outcome import RECENT_FRAMES, OutcomeTracker
@@ -34,6 +45,7 @@ FAMILIES: dict[str, tuple[LineParser, ...]] = {
     "tqdm": (tqdm.PARSER,),
     "hf": (hf.PARSER,),
     "mmengine": (mmengine.PARSER,),
+    "timm": (timm.PARSER,),
     "pytorch": (pytorch.PARSER,),
     "generic": (generic.PARSER,),
 }
@@ -55,6 +67,10 @@ def route_auto(text: str, ctx: Context, now: float) -> list[Record] | None:
             return records
     if fairseq.OPEN in text or "fairseq" in text:
         records = fairseq.PARSER.parse(text, ctx, now)
+        if records is not None:
+            return records
+    if "Train:" in text or "Test" in text or "Best metric:" in text:
+        records = timm.PARSER.parse(text, ctx, now)
         if records is not None:
             return records
     if "/" in head or epoch_head or "- " in head:
@@ -81,6 +97,27 @@ def route_auto(text: str, ctx: Context, now: float) -> list[Record] | None:
 
 
 LABEL = re.compile(r"^\s{0,4}(\d{1,5}): |^\[rank(\d{1,5})\]:\s?")
+INERT_MAX = 8192
+
+
+def _state(ctx: Context) -> tuple:
+    """What a frame can change in its stream's context (the line-shape plan cache left out)."""
+    return (
+        ctx.epoch,
+        ctx.epoch_base,
+        ctx.keras_epoch,
+        ctx.keras_epochs,
+        ctx.header_epoch,
+        ctx.header_frame,
+        ctx.last_progress,
+        ctx.main_bar,
+        ctx.batch_size,
+        ctx.bar_clock,
+        ctx.bar_desc,
+        tuple(ctx.extra.items()),
+    )
+
+
 READ_SIZE = 1 << 20
 
 
@@ -113,6 +150,9 @@ class LogParser:
         self._last_frame: Frame | None = None
         self._recent: deque[Frame] = deque(maxlen=RECENT_FRAMES)
         self._finished = False
+        # catch-up mode: (shape, context kind) of frames that gave nothing and changed nothing; later
+        # frames of that shape in that kind of context are counted, not parsed (docs/log-formats.md)
+        self._inert: set[tuple] = set()
 
     def _route_each(self, text: str, ctx: Context, now: float) -> list[Record] | None:
         for parser in self.parsers:
@@ -175,7 +215,13 @@ class LogParser:
         route = self._route
         ctx: Context | None = None
         last_line, last_text, count = -1, "", 0
+        inert = self._inert if self.normalizer.thin else None
+        shapes = self.normalizer.shapes if inert is not None else None
+        if shapes is None or len(shapes) != len(frames):  # frames not from a thinned block
+            inert = None
+        index = -1
         for line, text in frames:
+            index += 1
             if line != self._line:
                 self._line = line
                 m = LABEL.match(text)
@@ -193,6 +239,20 @@ class LogParser:
                     ctx = contexts[rank] = Context(rank=rank)
             ctx.frames += 1
             count += 1
+            if inert is not None:
+                key = (
+                    shapes[index],  # type: ignore[index]
+                    rank,
+                    ctx.epoch is None,
+                    ctx.keras_epoch is None,
+                    ctx.header_epoch is None,
+                    ctx.last_progress is None,
+                    ctx.main_bar is None,
+                )
+                if key in inert and tracker.tb is None and (hot is None or line not in hot):
+                    last_line, last_text = line, text
+                    continue
+                before = _state(ctx)
             progress = ctx.last_progress
             records = route(text, ctx, now)
             if ctx.last_progress is not progress:
@@ -211,6 +271,18 @@ class LogParser:
                 ctx.stated_epoch = False
                 if records:
                     tracker.saw_epoch(line, text)
+            if (
+                inert is not None
+                and not records
+                and ctx.last_progress is progress
+                and "poch" not in text
+                and "POCH" not in text
+                and (hot is None or line not in hot)
+                and tracker.tb is None
+                and len(inert) < INERT_MAX
+                and _state(ctx) == before
+            ):
+                inert.add(key)
             if hot is None or line in hot or tracker.tb is not None:
                 signals = tracker.observe(text, line, rank, now)
                 if signals:

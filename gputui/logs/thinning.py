@@ -44,7 +44,7 @@ ONE, ZERO = b"\x01", b"\x00"
 FLIP = bytes([1, 0]) + bytes(254)
 #: Bytes deleted to get a frame's shape: digits, spaces, bar and number punctuation, non-ASCII bytes.
 SHAPE_DELETE = b"0123456789 \t=>.#-+:" + bytes(range(0x80, 0x100))
-EPOCH_TOKEN = re.compile(rb"(?i)epoch(?:\(\w+\))?\W{0,4}(\d+)")
+EPOCH_TOKEN = re.compile(rb"(?i:epoch)(?:\(\w+\))?\W{0,4}(\d+)|\bTrain: (\d+) \[")  # timm: "Train: 3 ["
 CSI_BYTES = re.compile(CSI.pattern.encode())
 LABEL = re.compile(rb"^\s{0,4}(\d{1,5}): |^\[rank(\d{1,5})\]:")
 LABELLED = re.compile(rb"\n\s{0,4}\d{1,5}: |\n\[rank\d{1,5}\]:")  # literal \n first: a fast scan
@@ -52,39 +52,60 @@ RECENT = 64
 
 
 def _epoch(raw: bytes) -> bytes | None:
-    at = raw.find(b"poch")  # a literal scan first: most frames name no epoch
+    """The epoch number a frame names, if any (literal scans first: most frames name none)."""
+    at = raw.find(b"poch")
     if at < 0:
         at = raw.find(b"POCH")
         if at < 0:
-            return None
+            at = raw.find(b"Train: ")
+            if at < 0:
+                return None
     m = EPOCH_TOKEN.search(raw, max(0, at - 1))
-    return None if m is None else m.group(1)
+    return None if m is None else m.group(1) or m.group(2)
 
 
-def _signature(raws: list[bytes], at: list[int], start: int, period: int) -> tuple[bytes | None, ...]:
-    """The epoch numbers of one period of frames (``at``: the non-blank frames' indices)."""
-    return tuple(_epoch(raws[at[start + t]]) for t in range(period) if start + t < len(at))
+def _last_frame(parts: list[bytes], start: int, out: list[int]) -> None:
+    """The index of a line's last frame of redraws (a bar's final frame when tqdm ends it with a newline);
+    none for a CRLF line (one frame and an empty one)."""
+    if len(parts) > 2 or parts[-1]:
+        out.append(start + len(parts) - (1 if parts[-1].strip() else 2))
 
 
-def _epoch_changes(
-    raws: list[bytes], at: list[int], a: int, period: int, lo: int, hi: int, out: set[int]
-) -> None:
+class _Epochs:
+    """The epoch numbers of a block's non-blank frames, each read once (``at``: their indices)."""
+
+    __slots__ = ("at", "memo", "raws")
+
+    def __init__(self, raws: list[bytes], at: list[int]) -> None:
+        self.raws, self.at, self.memo = raws, at, {}
+
+    def of_period(self, start: int, period: int) -> tuple[bytes | None, ...]:
+        memo, out = self.memo, []
+        for j in range(start, min(start + period, len(self.at))):
+            token = memo.get(j, memo)
+            if token is memo:
+                token = memo[j] = _epoch(self.raws[self.at[j]])
+            out.append(token)
+        return tuple(out)
+
+
+def _epoch_changes(epochs: _Epochs, a: int, period: int, lo: int, hi: int, out: set[int]) -> None:
     """Periods ``k`` in ``[lo, hi)`` (of the stretch starting at ``a``) after which the epoch numbers
     change, found by bisection: a stretch whose two ends name the same epochs is taken to hold them."""
-    if _signature(raws, at, a + lo * period, period) == _signature(raws, at, a + hi * period, period):
+    if epochs.of_period(a + lo * period, period) == epochs.of_period(a + hi * period, period):
         return
     if hi - lo == 1:
         out.update((lo, hi))
         return
     mid = (lo + hi) // 2
-    _epoch_changes(raws, at, a, period, lo, mid, out)
-    _epoch_changes(raws, at, a, period, mid, hi, out)
+    _epoch_changes(epochs, a, period, lo, mid, out)
+    _epoch_changes(epochs, a, period, mid, hi, out)
 
 
 class ThinningNormalizer(Normalizer):
     """A :class:`Normalizer` that, while :attr:`thin` is set, returns only the frames that matter."""
 
-    __slots__ = ("_skipped", "recent", "skipped", "thin")
+    __slots__ = ("_skipped", "recent", "shapes", "skipped", "thin")
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -92,10 +113,11 @@ class ThinningNormalizer(Normalizer):
         self.skipped = 0  # non-blank frames not returned since the reader last looked
         self._skipped = 0
         self.recent: list[Frame] = []  # the block's true last frames (thin mode); [] otherwise
+        self.shapes: list[bytes] = []  # the shapes of the frames last returned (thin mode)
 
     def _frames(self, block: bytes, first_overflow: bool) -> list[Frame]:
         if not self.thin or first_overflow:
-            self.recent = []
+            self.recent, self.shapes = [], []
             return super()._frames(block, first_overflow)
         raws: list[bytes] = []
         lines: list[int] = []
@@ -105,31 +127,54 @@ class ThinningNormalizer(Normalizer):
         if not rows[-1]:
             rows.pop()  # the block ends with \n; otherwise its last line ends with \r
         labelled = LABEL.match(block) is not None or LABELLED.search(block) is not None
-        for raw in rows:
-            if 13 in raw:
-                parts = raw.split(b"\r")
+        firsts: list[int] = []  # labelled lines of several frames: the first frame carries the rank
+        lasts: list[int] = []  # lines of several frames: the last one is a bar's final frame
+        if labelled:
+            for raw in rows:
+                parts = raw.split(b"\r") if 13 in raw else (raw,)
+                if len(parts) > 1:
+                    firsts.append(len(raws))
+                    _last_frame(parts, len(raws), lasts)
                 raws += parts
                 lines += repeat(line, len(parts))
-            else:
-                parts = (raw,)
-                raws.append(raw)
-                lines.append(line)
-            if labelled:
                 m = LABEL.match(raw)
                 rank = b"" if m is None else m.group(0).strip()
                 bare = map(bytes.translate, parts, repeat(None), repeat(SHAPE_DELETE))
                 shapes += map(bytes.__add__, repeat(rank), bare)
-            line += 1
-        self._line = line if block.endswith(b"\n") else line - 1
-        if not labelled:
+                line += 1
+        else:
+            # plain lines in slices (C level); only the lines with \r frames are split one by one
+            done = 0
+            for i in compress(range(len(rows)), map(bytes.__contains__, rows, repeat(b"\r"))):
+                raws += rows[done:i]
+                lines += range(line + done, line + i)
+                parts = rows[i].split(b"\r")
+                _last_frame(parts, len(raws), lasts)
+                raws += parts
+                lines += repeat(line + i, len(parts))
+                done = i + 1
+            raws += rows[done:]
+            lines += range(line + done, line + len(rows))
+            line += len(rows)
             shapes = list(map(bytes.translate, raws, repeat(None), repeat(SHAPE_DELETE)))
+        self._line = line if block.endswith(b"\n") else line - 1
         keep = self._pick(raws, shapes)
+        if firsts or lasts:
+            # a line's last frame (and, labelled, its first) is parsed, whatever the run around it;
+            # the last one of a line ended by \r is blank (the next frame comes after it)
+            extra = [i for i in (*firsts, *lasts) if raws[i].strip()]
+            before = len(keep)
+            keep = sorted(set(keep).union(extra))
+            self._skipped -= len(keep) - before
         self.hot = self._hot(raws, lines, keep)
         out: list[Frame] = []
+        kept_shapes: list[bytes] = []
         for i in keep:
             text = self._text(raws[i])
             if text:
                 out.append((lines[i], text))
+                kept_shapes.append(shapes[i])
+        self.shapes = kept_shapes
         self.skipped += self._skipped
         tail = range(max(0, len(raws) - RECENT), len(raws))
         self.recent = [f for f in ((lines[i], self._text(raws[i])) for i in tail) if f[1]]
@@ -154,6 +199,7 @@ class ThinningNormalizer(Normalizer):
         shapes = [shapes[i] for i in at]
         m = len(at)
         skip = bytearray(m)
+        epochs = _Epochs(raws, at)
         for period in PERIODS:
             if m < 3 * period:
                 break
@@ -167,7 +213,7 @@ class ThinningNormalizer(Normalizer):
                 # the periods around a change of epoch number are kept)
                 skip[a + period : a + periods * period] = ONE * ((periods - 1) * period)
                 kept = set(range(SAMPLE_EVERY, periods, SAMPLE_EVERY))
-                _epoch_changes(raws, at, a, period, 0, periods, kept)
+                _epoch_changes(epochs, a, period, 0, periods, kept)
                 for k in kept:
                     lo = a + k * period
                     skip[lo : lo + period] = ZERO * period

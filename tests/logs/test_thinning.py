@@ -122,7 +122,7 @@ def test_alternating_step_lines_are_skipped_in_whole_periods() -> None:
     """A step line and its companion line, repeated (period 2): the dict keeps the bar's step before it."""
     lines = []
     for step in range(1, 400):
-        lines.append(f"  1%|#| {step}/1000 [00:{step % 60:02d}<10:00,  1.50it/s]\r")
+        lines.append(f"  1%|#| {step}/1000 [00:{step % 60:02d}<10:00,  1.50it/s]\n")
         lines.append(f"{{'loss': {step / 1000:.4f}, 'learning_rate': 1e-05, 'epoch': {step / 1000:.3f}}}\n")
     data = "".join(lines).encode()
     plain, thin = parse_bytes(data), parse_bytes(data, thin=True)
@@ -131,3 +131,39 @@ def test_alternating_step_lines_are_skipped_in_whole_periods() -> None:
     assert 5 < len(thin_metrics) < len(steps_plain) / 4
     for r in thin_metrics:
         assert steps_plain[r["value"]] == r.get("step")
+
+
+def test_a_labelled_line_of_redraws_keeps_its_rank() -> None:
+    """``srun --label`` prefixes only a line's first frame: catch-up mode keeps that frame even inside a
+    run of one shape (three lines of one rank's bar), so the redraws after it keep their rank."""
+    lines = []
+    for rank in (0, 1):
+        for part in range(3):
+            frames = [
+                f"Epoch 0: {n}%|#| {n}/100 [00:{n % 60:02d}<00:10, loss={(rank + 1) / (n + part + 1):.4f}]"
+                for n in range(101)
+            ]
+            lines.append(f"{rank}: " + "\r".join(frames))
+    data = ("\n".join(lines) + "\n").encode()
+    plain, thin = parse_bytes(data), parse_bytes(data, thin=True)
+    assert _table(thin) == _table(plain)
+    assert {r.get("rank") for r in thin if r.kind == "metric"} == {0, 1}
+    assert _parsed_frames(data, True)[0] < 60
+
+
+def test_timm_train_lines_without_validation_keep_each_epochs_last_line() -> None:
+    """timm's ``Train: N [i/M]`` lines name the epoch without the word: its change is still found."""
+    lines = []
+    for epoch in range(5):
+        for i in range(0, 1251, 50):
+            at = min(i, 1250)
+            pct = 100 * at // 1250
+            loss = 7 - epoch - at / 2000
+            lines.append(
+                f"Train: {epoch} [{at:4d}/1251 ({pct:3d}%)]  Loss: {loss:.3f} ({loss + 0.01:.3f})  "
+                f"Time: 0.512s, 2000.00/s  (0.500s, 2048.00/s)  LR: 1.000e-03  Data: 0.010 (0.020)"
+            )
+    data = ("\n".join(lines) + "\n").encode()
+    plain, thin = parse_bytes(data), parse_bytes(data, thin=True)
+    assert len(_table(plain)) == 5
+    assert _table(thin) == _table(plain)
