@@ -215,6 +215,21 @@ def plan_of(text: str) -> Plan:
 
 
 COUNT_SUFFIX = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9}
+COUNT_WORDS = ("samples", "tokens", "images", "examples", "sequences")
+# a count printed before its name on a line with an epoch or step anchor: "1.2M samples", "512 images"
+COUNTED = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)([kKMB]?)\s+(" + "|".join(COUNT_WORDS) + r")\b")
+
+
+def counted_pairs(body: str, pairs: list[tuple[str, float, str]]) -> list[tuple[str, float, str]]:
+    """``1.2M samples`` → ``("samples", 1200000.0, "")``, for count words no name-value pair names."""
+    named = {name for name, _, _ in pairs}
+    out = []
+    for m in COUNTED.finditer(body):
+        if m.group(3) not in named:
+            named.add(m.group(3))
+            out.append((m.group(3), float(m.group(1)) * COUNT_SUFFIX.get(m.group(2), 1.0), ""))
+    return out
+
 
 #: After a value: prose goes on (``4 rank(s) on 2 node(s)``), unless it is a unit or the next label.
 PROSE_AFTER = re.compile(r"\s+[A-Za-z(]")
@@ -281,6 +296,8 @@ class GenericParser:
             head = text[:start]
             text = text[start:]
         pairs = pairs_of(text, plan) if spans else []
+        if (em is not None or sm is not None) and any(word in text for word in COUNT_WORDS):
+            pairs += counted_pairs(text, pairs)
         if em is None and sm is None:
             if not pairs:
                 return None

@@ -6,6 +6,10 @@ each rank has its own :class:`~gputui.logs.base.Context`. The family parsers are
 first that recognises the frame gives its records (:func:`route_auto` skips, with the parser's own first
 test, those that would say "not mine"); a frame goes to the outcome tracker when its line was flagged
 by the normaliser's gate (or while a traceback is being read): the others cannot hold a signal.
+
+Catch-up mode (:attr:`LogParser.thin`): the normaliser skips redraws (:mod:`gputui.logs.thinning`), and a
+frame whose shape, in the same kind of context, already gave no record and changed nothing is counted
+without being parsed (``docs/log-formats.md``).
 """
 
 from __future__ import annotations

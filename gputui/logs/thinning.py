@@ -12,9 +12,11 @@ before they are decoded:
   dict spliced in, or a summary line has another;
 - a *run* is consecutive frames of one shape (and, in ``srun --label`` logs, one rank). Of a run only
   these are parsed: its first and last frames, the frames on both sides of each change of the epoch
-  number (``epoch 3`` → ``epoch 4``, found by bisection on the run), and every :data:`SAMPLE_EVERY`-th
-  frame (the step history, thinned). Periods of 2 to 4 frames (a bar and the line it is interrupted
-  by, a step line and its companion) are runs too and are skipped a whole period at a time;
+  number (``epoch 3`` → ``epoch 4``, timm's ``Train: 3 [``, found by bisection on the run), and every
+  :data:`SAMPLE_EVERY`-th frame (the step history, thinned); the last redraw of each line of ``\r``
+  frames and, in labelled logs, each such line's first frame (it carries the rank) are always kept.
+  Periods of 2 to 4 frames (a bar and the line it is interrupted by, a step line and its companion)
+  are runs too and are skipped a whole period at a time;
 - the others are skipped without being decoded. Skipping a frame of a run cannot change an epoch row
   or the outcome: end-of-epoch values come from the last frame before a change of shape or epoch, and
   the words an outcome signal is made of are part of the shape, so the first frame of a run that holds
@@ -100,6 +102,29 @@ def _epoch_changes(epochs: _Epochs, a: int, period: int, lo: int, hi: int, out: 
     mid = (lo + hi) // 2
     _epoch_changes(epochs, a, period, lo, mid, out)
     _epoch_changes(epochs, a, period, mid, hi, out)
+
+
+def _thin_runs(shapes: list[bytes], epochs: _Epochs, periods: tuple[int, ...]) -> bytearray:
+    """1 for each frame to skip: the inner periods of runs of each period length (the first period,
+    the twins of the last, every :data:`SAMPLE_EVERY`-th and those around a change of epoch are kept)."""
+    m = len(shapes)
+    skip = bytearray(m)
+    for period in periods:
+        if m < 3 * period:
+            break
+        equal = bytes(map(eq, shapes, islice(shapes, period, None)))
+        for run in TWINS.finditer(equal):
+            a, b = run.span()  # frames j in [a, b) have a twin of the same shape at j + period
+            count = (b - a) // period
+            if count < 2:
+                continue
+            skip[a + period : a + count * period] = ONE * ((count - 1) * period)
+            kept = set(range(SAMPLE_EVERY, count, SAMPLE_EVERY))
+            _epoch_changes(epochs, a, period, 0, count, kept)
+            for k in kept:
+                lo = a + k * period
+                skip[lo : lo + period] = ZERO * period
+    return skip
 
 
 class ThinningNormalizer(Normalizer):
@@ -192,34 +217,21 @@ class ThinningNormalizer(Normalizer):
         return text.rstrip()
 
     def _pick(self, raws: list[bytes], shapes: list[bytes]) -> list[int]:
-        """Indices of the frames to parse (sorted): every frame but the skipped periods of runs."""
-        n = len(raws)
+        """Indices of the frames to parse (sorted): every frame but the skipped periods of runs. Runs
+        of one shape are thinned first; the longer periods are looked for among the frames left (the
+        parser sees only those, so the same rule holds for them), which is most of the speed."""
         # blank frames are dropped by the normaliser anyway: runs are found among the others
-        at = list(compress(range(n), map(bytes.strip, raws)))
-        shapes = [shapes[i] for i in at]
-        m = len(at)
-        skip = bytearray(m)
-        epochs = _Epochs(raws, at)
-        for period in PERIODS:
-            if m < 3 * period:
-                break
-            equal = bytes(map(eq, shapes, islice(shapes, period, None)))
-            for run in TWINS.finditer(equal):
-                a, b = run.span()  # frames j in [a, b) have a twin of the same shape at j + period
-                periods = (b - a) // period
-                if periods < 2:
-                    continue
-                # periods 1 .. periods-1 are skipped (the first, the twins of the last, samples and
-                # the periods around a change of epoch number are kept)
-                skip[a + period : a + periods * period] = ONE * ((periods - 1) * period)
-                kept = set(range(SAMPLE_EVERY, periods, SAMPLE_EVERY))
-                _epoch_changes(epochs, a, period, 0, periods, kept)
-                for k in kept:
-                    lo = a + k * period
-                    skip[lo : lo + period] = ZERO * period
-        keep = list(compress(at, skip.translate(FLIP)))
-        self._skipped = m - len(keep)  # non-blank frames not parsed (blank ones are never counted)
-        return keep
+        at = list(compress(range(len(raws)), map(bytes.strip, raws)))
+        total = len(at)
+        for periods in (PERIODS[:1], PERIODS[1:]):
+            shapes = [shapes[i] for i in at] if len(shapes) != len(at) else shapes
+            skip = _thin_runs(shapes, _Epochs(raws, at), periods)
+            keep = list(compress(at, skip.translate(FLIP)))
+            if len(keep) != len(at):
+                shapes = [shape for shape, skipped in zip(shapes, skip, strict=True) if not skipped]
+            at = keep
+        self._skipped = total - len(at)  # non-blank frames not parsed (blank ones are never counted)
+        return at
 
     def _hot(self, raws: list[bytes], lines: list[int], keep: list[int]) -> set[int]:
         """Lines of the kept frames where the outcome gate finds something. A skipped frame has the shape

@@ -144,3 +144,13 @@ def test_abbreviated_counts_are_read_as_the_numbers_they_stand_for() -> None:
         ("loss", 0.45, 13000),
         ("seen", 2.5e9, 13000),
     ]
+
+
+def test_a_count_printed_before_its_name_is_read() -> None:
+    """``1.2M samples`` (value first) on an epoch or step line is ``samples = 1.2e6``; the same words
+    in a line with no epoch or step are not metrics."""
+    records = parse_bytes(
+        b"epoch 3 step 500: loss=0.3, 1.2M samples, 512 images\nloading 1.2M samples from disk\n"
+    )
+    got = {(r["name"], r["value"], r.get("step")) for r in records if r.kind == "metric"}
+    assert got == {("loss", 0.3, 500), ("samples", 1.2e6, 500), ("images", 512.0, 500)}
