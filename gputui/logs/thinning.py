@@ -148,6 +148,8 @@ class ThinningNormalizer(Normalizer):
         lines: list[int] = []
         shapes: list[bytes] = []
         line = self._line
+        if b"\r\n" in block:  # CRLF lines: the \r only adds an empty frame (dropped); split them as plain
+            block = block.replace(b"\r\n", b"\n")
         rows = block.split(b"\n")
         if not rows[-1]:
             rows.pop()  # the block ends with \n; otherwise its last line ends with \r
