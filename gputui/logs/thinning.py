@@ -38,7 +38,7 @@ from operator import eq
 from gputui.logs.normalize import CSI, Frame, Normalizer, apply_backspaces
 
 #: Every n-th period of a run is parsed as a sample of the step history.
-SAMPLE_EVERY = 64
+SAMPLE_EVERY = 128
 #: The periods of the runs looked for: a bar redrawn (1), a step line and its companion (2), ...
 PERIODS = (1, 2, 3, 4)
 TWINS = re.compile(rb"\x01{2,}")
@@ -170,20 +170,24 @@ class ThinningNormalizer(Normalizer):
                 shapes += map(bytes.__add__, repeat(rank), bare)
                 line += 1
         else:
-            # plain lines in slices (C level); only the lines with \r frames are split one by one
+            # plain lines in slices (C level); only the lines with \r frames are split one by one. The
+            # shapes come from one translation of the whole block, split the same way (it keeps \r, \n)
+            shaped = block.translate(None, SHAPE_DELETE).split(b"\n")
             done = 0
             for i in compress(range(len(rows)), map(bytes.__contains__, rows, repeat(b"\r"))):
                 raws += rows[done:i]
+                shapes += shaped[done:i]
                 lines += range(line + done, line + i)
                 parts = rows[i].split(b"\r")
                 _last_frame(parts, len(raws), lasts)
                 raws += parts
+                shapes += shaped[i].split(b"\r")
                 lines += repeat(line + i, len(parts))
                 done = i + 1
             raws += rows[done:]
+            shapes += shaped[done : len(rows)]
             lines += range(line + done, line + len(rows))
             line += len(rows)
-            shapes = list(map(bytes.translate, raws, repeat(None), repeat(SHAPE_DELETE)))
         self._line = line if block.endswith(b"\n") else line - 1
         keep = self._pick(raws, shapes)
         if firsts or lasts:
@@ -225,13 +229,12 @@ class ThinningNormalizer(Normalizer):
         # blank frames are dropped by the normaliser anyway: runs are found among the others
         at = list(compress(range(len(raws)), map(bytes.strip, raws)))
         total = len(at)
+        if len(at) != len(raws):
+            shapes = list(map(shapes.__getitem__, at))
         for periods in (PERIODS[:1], PERIODS[1:]):
-            shapes = [shapes[i] for i in at] if len(shapes) != len(at) else shapes
             skip = _thin_runs(shapes, _Epochs(raws, at), periods)
-            keep = list(compress(at, skip.translate(FLIP)))
-            if len(keep) != len(at):
-                shapes = [shape for shape, skipped in zip(shapes, skip, strict=True) if not skipped]
-            at = keep
+            kept = skip.translate(FLIP)
+            at, shapes = list(compress(at, kept)), list(compress(shapes, kept))
         self._skipped = total - len(at)  # non-blank frames not parsed (blank ones are never counted)
         return at
 

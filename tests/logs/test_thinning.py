@@ -121,8 +121,8 @@ def test_epoch_change_inside_a_run_of_redraws_is_found() -> None:
 def test_alternating_step_lines_are_skipped_in_whole_periods() -> None:
     """A step line and its companion line, repeated (period 2): the dict keeps the bar's step before it."""
     lines = []
-    for step in range(1, 400):
-        lines.append(f"  1%|#| {step}/1000 [00:{step % 60:02d}<10:00,  1.50it/s]\n")
+    for step in range(1, 1000):
+        lines.append(f"  1%|#| {step}/2000 [00:{step % 60:02d}<10:00,  1.50it/s]\n")
         lines.append(f"{{'loss': {step / 1000:.4f}, 'learning_rate': 1e-05, 'epoch': {step / 1000:.3f}}}\n")
     data = "".join(lines).encode()
     plain, thin = parse_bytes(data), parse_bytes(data, thin=True)
