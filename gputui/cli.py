@@ -37,6 +37,8 @@ examples:
   gputui --log gpu-%j-%N.jsonl --interval 2  headless sampling on a compute node
   gputui probe --backend sim --count 3       simulated GPUs, to see the records
   gputui parse slurm-123456.out      per-epoch table of a training log
+  gputui report 123456               GPUs, epoch time, images/s, final metrics of a job (docs/analysis.md)
+  gputui scale --from 1001 1002 1004 speedup and efficiency across runs at 1, 2, 4 GPUs
 
 records and their schema: docs/records.md
 settings (TOML): {settings}  ($GPUTUI_CONFIG overrides the path)"""
@@ -86,6 +88,18 @@ def _add_attach_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--detach-after", type=positive_float, metavar="S", help="stop attaching after S s")
     parser.add_argument("--no-wait", action="store_true", help="do not wait for a pending job to start")
     parser.add_argument("--no-logs", action="store_true", help="do not follow the job's output files")
+
+
+def _add_report_options(parser: argparse.ArgumentParser) -> None:
+    fmt = parser.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="one JSON object per run (scale: one in all)")
+    fmt.add_argument("--csv", action="store_true", help="CSV with a header row")
+    parser.add_argument(
+        "--batch-size",
+        type=positive_int,
+        metavar="N",
+        help="global batch of one printed step, for images/s where a log counts steps only",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -177,8 +191,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     replay.add_argument("files", nargs="+", metavar="FILE")
     replay.add_argument("--headless", action="store_true", help="no screen: print what the files hold")
-    report = sub.add_parser("report", help="epoch time, images/s, speedup and efficiency from records")
-    report.add_argument("files", nargs="+", metavar="FILE")
+    report = sub.add_parser(
+        "report", help="a run's GPUs (util, idle, memory, energy), epoch times, throughput, final metrics"
+    )
+    report.add_argument("runs", nargs="+", metavar="RUN", help="record file, training log, or job id")
+    _add_report_options(report)
+    scale = sub.add_parser("scale", help="speedup and parallel efficiency across runs at several GPU counts")
+    scale.add_argument("--from", dest="runs", nargs="+", metavar="RUN", help="compare these existing runs")
+    scale.add_argument("--scaling", choices=("strong", "weak"), default="strong", help="default: strong")
+    _add_report_options(scale)
     demo = sub.add_parser(
         "demo",
         help="the dashboard on a real small DDP training run here, with simulated GPUs (no Slurm)",
@@ -241,7 +262,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-# command → "module:function" implementing it, or the issue that will build it.
+# command → "module:function" implementing it.
 _COMMANDS: dict[str, str] = {
     "attach": "gputui.commands.attach:main",
     "run": "gputui.commands.run:main",
@@ -255,9 +276,8 @@ _COMMANDS: dict[str, str] = {
     "demo": "gputui.commands.demo:main",
     "replay": "gputui.commands.replay:main",
     "tui": "gputui.commands.home:main",
-}
-_NOT_BUILT: dict[str, str] = {
-    "report": "report (analysis)",
+    "report": "gputui.commands.report:main",
+    "scale": "gputui.commands.report:scale_main",
 }
 
 
@@ -270,11 +290,8 @@ def _settings_path() -> str:
         return "~/.config/gputui/config.toml"
 
 
-def _resolve(command: str) -> Callable[[argparse.Namespace], int] | None:
-    target = _COMMANDS.get(command)
-    if target is None:
-        return None
-    module_name, _, func = target.partition(":")
+def _resolve(command: str) -> Callable[[argparse.Namespace], int]:
+    module_name, _, func = _COMMANDS[command].partition(":")
     return getattr(importlib.import_module(module_name), func)
 
 
@@ -286,9 +303,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command and args.log:
         parser.error("--log is the headless mode and takes no command")
     handler = _resolve(command)
-    if handler is None:
-        print(f"gputui: {_NOT_BUILT[command]} is not built yet in gputui {__version__}", file=sys.stderr)
-        return EXIT_USAGE
     try:
         return handler(args)
     except CommandError as exc:

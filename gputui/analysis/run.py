@@ -1,0 +1,219 @@
+"""One run's report from its record stream: GPUs used and how busy, epochs, epoch times, throughput,
+final metrics, outcome (``docs/analysis.md``). The CLI (``gputui report``, ``gputui scale``) and the TUI
+use this one module; it reads records only (log files go through the project's log parser first).
+
+Rules:
+
+- per GPU (keyed by host and ``gpu_id``): mean and peak utilisation over its samples, the share of
+  samples under :data:`IDLE_PCT` % (idle), peak memory used, energy: the driver's cumulative counter
+  (last minus first, resets counted from zero) where sampled, else power integrated over time
+  (trapezoids; gaps over :data:`MAX_GAP_S` are not integrated);
+- epochs from :class:`~gputui.logs.epochs.EpochTable` (the same rows as ``gputui parse`` and the
+  dashboard); the mean epoch time and throughput **leave out the first epoch** (start-up, compilation,
+  caches) when there is more than one, and say so;
+- throughput: images/s from the epoch rows; else the last-epoch mean of a stated throughput metric
+  (``global_images_per_s``, ``images_per_s``, ``samples_per_s``, ``tokens_per_s``, ``steps_per_s``);
+  else steps/s from the rows' step counts and times;
+- ranks: the trainers' ``train_started`` world size; else the ranks seen on metrics; else the GPUs
+  sampled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from gputui.logs.epochs import EpochRow, EpochTable
+from gputui.records import Record
+
+IDLE_PCT = 5.0
+MAX_GAP_S = 60.0
+THROUGHPUTS = ("global_images_per_s", "images_per_s", "samples_per_s", "tokens_per_s", "steps_per_s")
+
+
+@dataclass
+class GpuStats:
+    host: str
+    gpu_id: str
+    name: str | None = None
+    samples: int = 0
+    util_sum: float = 0.0
+    util_peak: float | None = None
+    util_samples: int = 0
+    idle_samples: int = 0
+    mem_peak_bytes: int | None = None
+    energy_j: float | None = None
+    simulated: bool = False
+    _counter: float | None = field(default=None, repr=False)  # last cumulative energy reading
+    _power: tuple[float, float] | None = field(default=None, repr=False)  # (time, watts) of the last sample
+    _integrated: float = field(default=0.0, repr=False)
+    _counted: float = field(default=0.0, repr=False)
+
+    @property
+    def util_mean(self) -> float | None:
+        return self.util_sum / self.util_samples if self.util_samples else None
+
+    @property
+    def idle_share(self) -> float | None:
+        return self.idle_samples / self.util_samples if self.util_samples else None
+
+    def add(self, rec: Record) -> None:
+        f = rec.fields
+        self.samples += 1
+        self.name = self.name or f.get("name")
+        self.simulated = self.simulated or bool(f.get("simulated"))
+        util = f.get("util_gpu_pct")
+        if isinstance(util, int | float):
+            self.util_samples += 1
+            self.util_sum += util
+            self.util_peak = util if self.util_peak is None else max(self.util_peak, util)
+            self.idle_samples += util < IDLE_PCT
+        mem = f.get("mem_used_bytes")
+        if isinstance(mem, int | float):
+            peak = self.mem_peak_bytes
+            self.mem_peak_bytes = int(mem) if peak is None else max(peak, int(mem))
+        counter = f.get("energy_j")
+        if isinstance(counter, int | float):
+            if self._counter is not None:
+                step = counter - self._counter
+                self._counted += step if step >= 0 else counter  # a reset: counted again from zero
+            self._counter = counter
+        power = f.get("power_w")
+        if isinstance(power, int | float):
+            if self._power is not None:
+                t0, p0 = self._power
+                dt = rec.time - t0
+                if 0 < dt <= MAX_GAP_S:
+                    self._integrated += (p0 + power) / 2 * dt
+            self._power = (rec.time, power)
+        if self._counter is not None and self._counted:
+            self.energy_j = self._counted
+        elif self._integrated:
+            self.energy_j = self._integrated
+
+
+@dataclass
+class RunReport:
+    name: str
+    world_size: int | None = None
+    world_size_source: str | None = None
+    gpus: list[GpuStats] = field(default_factory=list)
+    epochs: list[EpochRow] = field(default_factory=list)
+    epoch_time_s: float | None = None  # mean, first epoch left out when there are several
+    first_epoch_left_out: bool = False
+    throughput: float | None = None
+    throughput_unit: str | None = None  # images/s, samples/s, tokens/s, steps/s
+    final: dict[str, float] = field(default_factory=dict)
+    outcome: str | None = None
+    outcome_evidence: str | None = None
+    records: int = 0
+    simulated: bool = False
+
+    @property
+    def util_mean(self) -> float | None:
+        means = [g.util_mean for g in self.gpus if g.util_mean is not None]
+        return sum(means) / len(means) if means else None
+
+    @property
+    def energy_j(self) -> float | None:
+        values = [g.energy_j for g in self.gpus if g.energy_j is not None]
+        return sum(values) if values else None
+
+    @property
+    def gpu_count(self) -> int | None:
+        """GPUs (or ranks) the run used: the world size, else the GPUs sampled."""
+        return self.world_size or (len(self.gpus) or None)
+
+
+class RunAnalysis:
+    """Feed records in stream order (:meth:`add`), then :meth:`report`."""
+
+    def __init__(self, name: str, *, batch_size: int | None = None) -> None:
+        self.name = name
+        self.table = EpochTable(batch_size=batch_size)
+        self.gpus: dict[tuple[str, str], GpuStats] = {}
+        self.world_size: int | None = None
+        self.ranks: set[int] = set()
+        self.throughputs: dict[str, list[tuple[int | float | None, float]]] = {}
+        self.outcome: Record | None = None
+        self.records = 0
+
+    def add_all(self, records: Iterable[Record]) -> RunAnalysis:
+        for record in records:
+            self.add(record)
+        return self
+
+    def add(self, rec: Record) -> None:
+        self.records += 1
+        kind, f = rec.kind, rec.fields
+        if kind == "gpu":
+            key = (str(f.get("host")), str(f.get("gpu_id")))
+            stats = self.gpus.get(key)
+            if stats is None:
+                stats = self.gpus[key] = GpuStats(*key)
+            stats.add(rec)
+        elif kind == "metric":
+            self.table.add(rec)
+            if isinstance(f.get("rank"), int):
+                self.ranks.add(f["rank"])
+            name, value = f.get("name"), f.get("value")
+            if name in THROUGHPUTS and isinstance(value, int | float):
+                self.throughputs.setdefault(name, []).append((f.get("epoch"), float(value)))
+        elif kind == "event":
+            if f.get("event") == "train_started" and isinstance(f.get("world_size"), int):
+                self.world_size = f["world_size"]
+            elif f.get("event") == "outcome":
+                self.outcome = rec
+            else:
+                self.table.add(rec)
+
+    def report(self) -> RunReport:
+        rows = self.table.rows()
+        ranks = [r.rank for r in rows if r.rank is not None]
+        if ranks:  # ranks kept apart: the lowest rank speaks for the run (as on the dashboard)
+            rows = [r for r in rows if r.rank == min(ranks)]
+        out = RunReport(self.name, gpus=sorted(self.gpus.values(), key=lambda g: (g.host, g.gpu_id)))
+        out.records, out.epochs = self.records, rows
+        out.simulated = any(g.simulated for g in out.gpus)
+        if self.world_size:
+            out.world_size, out.world_size_source = self.world_size, "train_started"
+        elif self.ranks:
+            out.world_size, out.world_size_source = max(self.ranks) + 1, "ranks in the log"
+        elif self.gpus:
+            out.world_size, out.world_size_source = len(self.gpus), "GPUs sampled"
+        timed = [r for r in rows if r.epoch_time_s]
+        if len(timed) > 1:
+            timed, out.first_epoch_left_out = timed[1:], True
+        if timed:
+            out.epoch_time_s = sum(r.epoch_time_s for r in timed) / len(timed)  # type: ignore[misc]
+        out.throughput, out.throughput_unit = _throughput(rows, self.throughputs, out.first_epoch_left_out)
+        if rows:
+            out.final = {k: v for k, v in rows[-1].values.items() if k != "epoch_time_s"}
+        if self.outcome is not None:
+            out.outcome = str(self.outcome.get("outcome"))
+            out.outcome_evidence = str(self.outcome.get("evidence") or "")
+        return out
+
+
+def _throughput(
+    rows: list[EpochRow], stated: dict[str, list[tuple[int | float | None, float]]], skip_first: bool
+) -> tuple[float | None, str | None]:
+    rated = [r.images_per_s for r in rows if r.images_per_s]
+    if len(rated) > 1 and skip_first:
+        rated = rated[1:]
+    if rated:
+        return sum(rated) / len(rated), "images/s"
+    for name in THROUGHPUTS:
+        values = stated.get(name)
+        if values:
+            epochs = [e for e, _ in values if e is not None]
+            last = max(epochs) if epochs else None
+            chosen = [v for e, v in values if e == last] if last is not None else [v for _, v in values]
+            unit = name.removeprefix("global_").replace("_per_s", "/s")
+            return sum(chosen) / len(chosen), unit
+    stepped = [(r.steps, r.epoch_time_s) for r in rows if r.steps and r.epoch_time_s]
+    if len(stepped) > 1 and skip_first:
+        stepped = stepped[1:]
+    if stepped:
+        return sum(s / t for s, t in stepped) / len(stepped), "steps/s"  # type: ignore[operator]
+    return None, None

@@ -1,0 +1,110 @@
+"""Rich tables of a run report and of a scaling comparison (the terminal view of ``gputui report`` and
+``gputui scale``; the TUI's report view shows the same tables)."""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from gputui.analysis.run import RunReport
+from gputui.analysis.scaling import ScalePoint
+
+EPOCH_ROWS_SHOWN = 12
+
+
+def _num(value: float | None, digits: int = 1) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def _gib(value: int | None) -> str:
+    return "-" if value is None else f"{value / 2**30:.1f} GiB"
+
+
+def _energy(joules: float | None) -> str:
+    if joules is None:
+        return "-"
+    return f"{joules / 3.6e6:.3f} kWh" if joules >= 3.6e5 else f"{joules:,.0f} J"
+
+
+def summary_table(report: RunReport) -> Table:
+    title = report.name + ("  (SIMULATED GPUs)" if report.simulated else "")
+    table = Table(title=title, show_header=False, title_justify="left")
+    table.add_column("what", style="bold")
+    table.add_column("value")
+    gpus = report.gpu_count
+    source = f" ({report.world_size_source})" if gpus else ""
+    table.add_row("GPUs / ranks", f"{gpus or '-'}{source}")
+    table.add_row("GPU util mean", "-" if report.util_mean is None else f"{_num(report.util_mean)} %")
+    table.add_row("energy", _energy(report.energy_j))
+    table.add_row("epochs", str(len(report.epochs)))
+    left_out = " (first epoch left out)" if report.first_epoch_left_out else ""
+    epoch_time = f"{_num(report.epoch_time_s, 2)} s{left_out}" if report.epoch_time_s else "-"
+    table.add_row("epoch time", epoch_time)
+    if report.throughput is not None:
+        table.add_row("throughput", f"{_num(report.throughput)} {report.throughput_unit}{left_out}")
+    for name, value in sorted(report.final.items()):
+        table.add_row(f"final {name}", f"{value:.6g}")
+    if report.outcome:
+        table.add_row("outcome", f"{report.outcome}: {(report.outcome_evidence or '')[:100]}")
+    return table
+
+
+def gpu_table(report: RunReport) -> Table | None:
+    if not report.gpus:
+        return None
+    table = Table(title="per GPU", title_justify="left")
+    for column in ("host", "GPU", "util mean %", "util peak %", "idle", "mem peak", "energy"):
+        table.add_column(column, justify="left" if column in ("host", "GPU") else "right")
+    for g in report.gpus:
+        idle = "-" if g.idle_share is None else f"{100 * g.idle_share:.0f} %"
+        gpu = g.gpu_id if len(g.gpu_id) <= 16 else g.gpu_id[:13] + "…"
+        peak = _num(g.util_peak, 0)
+        table.add_row(g.host, gpu, _num(g.util_mean), peak, idle, _gib(g.mem_peak_bytes), _energy(g.energy_j))
+    return table
+
+
+def epoch_table(report: RunReport) -> Table | None:
+    rows = report.epochs[-EPOCH_ROWS_SHOWN:]
+    if not rows:
+        return None
+    names: list[str] = []
+    for row in rows:
+        names += [n for n in row.values if n not in names and n != "epoch_time_s"]
+    shown = f"last {len(rows)} of {len(report.epochs)} epochs" if len(report.epochs) > len(rows) else "epochs"
+    table = Table(title=shown, title_justify="left")
+    for column in ("epoch", "time s", "img/s", *names[:8]):
+        table.add_column(column, justify="right")
+    for row in rows:
+        cells = [str(row.epoch), _num(row.epoch_time_s, 2), _num(row.images_per_s)]
+        cells += [f"{row.values[n]:.4g}" if n in row.values else "-" for n in names[:8]]
+        table.add_row(*cells)
+    return table
+
+
+def report_tables(report: RunReport) -> list[Table]:
+    return [t for t in (summary_table(report), gpu_table(report), epoch_table(report)) if t is not None]
+
+
+def scale_table(points: list[ScalePoint], scaling: str) -> Table:
+    basis = "epoch time" if scaling == "strong" else "throughput per GPU"
+    title = f"{scaling} scaling (efficiency from {basis}; first epoch left out)"
+    table = Table(title=title, title_justify="left")
+    for column in ("run", "GPUs", "epoch s", "throughput", "speedup", "efficiency", "accuracy", "util %"):
+        table.add_column(column, justify="left" if column == "run" else "right")
+    table.add_column("why", justify="left")
+    for p in points:
+        rate = "-" if p.throughput is None else f"{_num(p.throughput)} {p.throughput_unit}"
+        efficiency = "-" if p.efficiency is None else f"{100 * p.efficiency:.0f} %"
+        speedup = "-" if p.speedup is None else f"{p.speedup:.2f}×"
+        accuracy = "-" if p.accuracy is None else f"{p.accuracy:.4g}"
+        table.add_row(
+            p.run,
+            str(p.gpus or "-"),
+            _num(p.epoch_time_s, 2),
+            rate,
+            speedup,
+            efficiency,
+            accuracy,
+            _num(p.util_mean),
+            p.diagnosis or "",
+        )
+    return table

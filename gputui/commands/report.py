@@ -1,0 +1,181 @@
+"""``gputui report RUN...`` and ``gputui scale --from RUN...``: what a run used and how fast it went, and
+whether more GPUs helped (``docs/analysis.md``).
+
+RUN is a record file (``--log``, ``attach --output``, ``gputui parse --json``), a training log (read by the
+project's log parser), or a Slurm job id (its ``slurm-ID.out`` and ``gputui-ID-*.jsonl`` in the current
+directory, read together). Rich tables on a terminal; ``--json`` and ``--csv`` for scripts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import glob
+import json
+import os
+import re
+import sys
+from collections.abc import Iterator
+from typing import IO
+
+from gputui.analysis import RunAnalysis, RunReport, ScalePoint, compare
+from gputui.logs.parser import LogParser
+from gputui.recordio import read_file
+from gputui.records import Record
+
+JOB_ID = re.compile(r"^\d+(?:_\d+)?$")
+READ_SIZE = 1 << 20
+
+
+class RunError(Exception):
+    """A RUN that cannot be read: one line for the user."""
+
+
+def run_files(run: str, folder: str = ".") -> list[str]:
+    """The files of a RUN argument (a file, or a job id's files in ``folder``)."""
+    if os.path.isfile(run):
+        return [run]
+    if JOB_ID.match(run):
+        escaped = glob.escape(folder)
+        files = [p for p in (os.path.join(folder, f"slurm-{run}.out"),) if os.path.isfile(p)]
+        files += sorted(glob.glob(os.path.join(escaped, f"gputui-{glob.escape(run)}-*.jsonl")))
+        if files:
+            return files
+        raise RunError(f"job {run}: no slurm-{run}.out or gputui-{run}-*.jsonl in {os.path.abspath(folder)}")
+    if os.path.isdir(run):
+        raise RunError(f"{run}: is a directory (give record files, training logs or job ids)")
+    raise RunError(f"{run}: no such file or job id")
+
+
+def _is_record_file(path: str) -> bool:
+    from gputui.sources.replay import is_record_file  # the replay's own test, one rule
+
+    return is_record_file(path)
+
+
+def file_records(path: str) -> Iterator[Record]:
+    """A file's records: read as records, or parsed as a training log (catch-up mode: exact epochs)."""
+    if _is_record_file(path):
+        yield from read_file(path)
+        return
+    parser = LogParser()
+    parser.thin = True
+    with open(path, "rb") as stream:
+        while chunk := stream.read(READ_SIZE):
+            yield from parser.feed(chunk)
+    yield from parser.finish()
+
+
+def analyse(run: str, batch_size: int | None = None) -> RunReport:
+    analysis = RunAnalysis(run, batch_size=batch_size)
+    try:
+        for path in run_files(run):
+            analysis.add_all(file_records(path))
+    except OSError as exc:
+        raise RunError(f"{run}: cannot read: {exc.strerror or exc}") from exc
+    return analysis.report()
+
+
+def report_dict(report: RunReport) -> dict:
+    return {
+        "run": report.name,
+        "gpus": report.gpu_count,
+        "world_size_source": report.world_size_source,
+        "simulated": report.simulated,
+        "epochs": len(report.epochs),
+        "epoch_time_s": report.epoch_time_s,
+        "first_epoch_left_out": report.first_epoch_left_out,
+        "throughput": report.throughput,
+        "throughput_unit": report.throughput_unit,
+        "util_mean_pct": report.util_mean,
+        "energy_j": report.energy_j,
+        "final": report.final,
+        "outcome": report.outcome,
+        "outcome_evidence": report.outcome_evidence,
+        "per_gpu": [
+            {
+                "host": g.host,
+                "gpu_id": g.gpu_id,
+                "name": g.name,
+                "util_mean_pct": g.util_mean,
+                "util_peak_pct": g.util_peak,
+                "idle_share": g.idle_share,
+                "mem_peak_bytes": g.mem_peak_bytes,
+                "energy_j": g.energy_j,
+            }
+            for g in report.gpus
+        ],
+        "epoch_rows": [r.to_json_dict() for r in report.epochs],
+    }
+
+
+CSV_FIELDS = ("run", "gpus", "epochs", "epoch_time_s", "throughput", "throughput_unit", "util_mean_pct")
+CSV_FIELDS += ("energy_j", "outcome")
+
+
+def print_reports(reports: list[RunReport], fmt: str, out: IO[str]) -> None:
+    if fmt == "json":
+        for report in reports:
+            out.write(json.dumps(report_dict(report)) + "\n")
+        return
+    if fmt == "csv":
+        writer = csv.DictWriter(out, fieldnames=CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
+        writer.writeheader()
+        for report in reports:
+            writer.writerow(report_dict(report))
+        return
+    from rich.console import Console
+
+    from gputui.analysis.tables import report_tables
+
+    console = Console(file=out, highlight=False)
+    for report in reports:
+        for table in report_tables(report):
+            console.print(table)
+
+
+def print_scale(points: list[ScalePoint], scaling: str, fmt: str, out: IO[str]) -> None:
+    rows = [vars(p) | {"scaling": scaling} for p in points]
+    if fmt == "json":
+        out.write(json.dumps({"scaling": scaling, "points": rows}) + "\n")
+        return
+    if fmt == "csv":
+        writer = csv.DictWriter(out, fieldnames=list(rows[0]) if rows else ["run"], lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        return
+    from rich.console import Console
+
+    from gputui.analysis.tables import scale_table
+
+    Console(file=out, highlight=False).print(scale_table(points, scaling))
+
+
+def _fmt(args: argparse.Namespace) -> str:
+    return "json" if getattr(args, "json", False) else "csv" if getattr(args, "csv", False) else "table"
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        reports = [analyse(run, getattr(args, "batch_size", None)) for run in args.runs]
+    except RunError as exc:
+        print(f"gputui: error: {exc}", file=sys.stderr)
+        return 1
+    print_reports(reports, _fmt(args), sys.stdout)
+    return 0
+
+
+def scale_main(args: argparse.Namespace) -> int:
+    if not args.runs:
+        print(
+            "gputui: error: give existing runs with --from RUN... (submitting a sweep is not built yet)",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        reports = [analyse(run, getattr(args, "batch_size", None)) for run in args.runs]
+    except RunError as exc:
+        print(f"gputui: error: {exc}", file=sys.stderr)
+        return 1
+    print_scale(compare(reports, args.scaling), args.scaling, _fmt(args), sys.stdout)
+    return 0
