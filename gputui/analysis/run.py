@@ -103,6 +103,7 @@ class RunReport:
     first_epoch_left_out: bool = False
     throughput: float | None = None
     throughput_unit: str | None = None  # images/s, samples/s, tokens/s, steps/s
+    throughput_note: str | None = None  # how it was taken: "first epoch left out", "last epoch, as stated"
     final: dict[str, float] = field(default_factory=dict)
     outcome: str | None = None
     outcome_evidence: str | None = None
@@ -128,9 +129,11 @@ class RunReport:
 class RunAnalysis:
     """Feed records in stream order (:meth:`add`), then :meth:`report`."""
 
-    def __init__(self, name: str, *, batch_size: int | None = None) -> None:
+    def __init__(self, name: str, *, batch_size: int | None = None, table: EpochTable | None = None) -> None:
+        """``table``: an epoch table the caller already feeds (the dashboard's), used instead of a copy."""
         self.name = name
-        self.table = EpochTable(batch_size=batch_size)
+        self.own_table = table is None
+        self.table = EpochTable(batch_size=batch_size) if table is None else table
         self.gpus: dict[tuple[str, str], GpuStats] = {}
         self.world_size: int | None = None
         self.ranks: set[int] = set()
@@ -153,7 +156,8 @@ class RunAnalysis:
                 stats = self.gpus[key] = GpuStats(*key)
             stats.add(rec)
         elif kind == "metric":
-            self.table.add(rec)
+            if self.own_table:
+                self.table.add(rec)
             if isinstance(f.get("rank"), int):
                 self.ranks.add(f["rank"])
             name, value = f.get("name"), f.get("value")
@@ -164,7 +168,7 @@ class RunAnalysis:
                 self.world_size = f["world_size"]
             elif f.get("event") == "outcome":
                 self.outcome = rec
-            else:
+            elif self.own_table:
                 self.table.add(rec)
 
     def report(self) -> RunReport:
@@ -186,7 +190,9 @@ class RunAnalysis:
             timed, out.first_epoch_left_out = timed[1:], True
         if timed:
             out.epoch_time_s = sum(r.epoch_time_s for r in timed) / len(timed)  # type: ignore[misc]
-        out.throughput, out.throughput_unit = _throughput(rows, self.throughputs, out.first_epoch_left_out)
+        out.throughput, out.throughput_unit, out.throughput_note = _throughput(
+            rows, self.throughputs, out.first_epoch_left_out
+        )
         if rows:
             out.final = {k: v for k, v in rows[-1].values.items() if k != "epoch_time_s"}
         if self.outcome is not None:
@@ -197,12 +203,14 @@ class RunAnalysis:
 
 def _throughput(
     rows: list[EpochRow], stated: dict[str, list[tuple[int | float | None, float]]], skip_first: bool
-) -> tuple[float | None, str | None]:
+) -> tuple[float | None, str | None, str | None]:
+    """(value, unit, how it was taken)."""
     rated = [r.images_per_s for r in rows if r.images_per_s]
-    if len(rated) > 1 and skip_first:
+    left_out = "first epoch left out" if len(rated) > 1 and skip_first else None
+    if left_out:
         rated = rated[1:]
     if rated:
-        return sum(rated) / len(rated), "images/s"
+        return sum(rated) / len(rated), "images/s", left_out
     for name in THROUGHPUTS:
         values = stated.get(name)
         if values:
@@ -210,10 +218,12 @@ def _throughput(
             last = max(epochs) if epochs else None
             chosen = [v for e, v in values if e == last] if last is not None else [v for _, v in values]
             unit = name.removeprefix("global_").replace("_per_s", "/s")
-            return sum(chosen) / len(chosen), unit
+            note = "last epoch, as stated" if last is not None else "as stated"
+            return sum(chosen) / len(chosen), unit, note
     stepped = [(r.steps, r.epoch_time_s) for r in rows if r.steps and r.epoch_time_s]
-    if len(stepped) > 1 and skip_first:
+    left_out = "first epoch left out" if len(stepped) > 1 and skip_first else None
+    if left_out:
         stepped = stepped[1:]
     if stepped:
-        return sum(s / t for s, t in stepped) / len(stepped), "steps/s"  # type: ignore[operator]
-    return None, None
+        return sum(s / t for s, t in stepped) / len(stepped), "steps/s", left_out  # type: ignore[operator]
+    return None, None, None

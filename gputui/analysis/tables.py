@@ -40,7 +40,8 @@ def summary_table(report: RunReport) -> Table:
     epoch_time = f"{_num(report.epoch_time_s, 2)} s{left_out}" if report.epoch_time_s else "-"
     table.add_row("epoch time", epoch_time)
     if report.throughput is not None:
-        table.add_row("throughput", f"{_num(report.throughput)} {report.throughput_unit}{left_out}")
+        note = f" ({report.throughput_note})" if report.throughput_note else ""
+        table.add_row("throughput", f"{_num(report.throughput)} {report.throughput_unit}{note}")
     for name, value in sorted(report.final.items()):
         table.add_row(f"final {name}", f"{value:.6g}")
     if report.outcome:

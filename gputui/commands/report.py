@@ -87,6 +87,7 @@ def report_dict(report: RunReport) -> dict:
         "first_epoch_left_out": report.first_epoch_left_out,
         "throughput": report.throughput,
         "throughput_unit": report.throughput_unit,
+        "throughput_note": report.throughput_note,
         "util_mean_pct": report.util_mean,
         "energy_j": report.energy_j,
         "final": report.final,

@@ -12,6 +12,7 @@ import time as _time
 from collections import deque
 from dataclasses import dataclass, field
 
+from gputui.analysis.run import RunAnalysis
 from gputui.config import AlertThresholds
 from gputui.logs.outcome import FAILURES
 from gputui.monitor.alerts import Alerts
@@ -69,6 +70,8 @@ class DashboardState:
         self.thresholds = thresholds or AlertThresholds()
         self.board = GpuBoard(idle_util_pct=self.thresholds.idle_util_pct)
         self.training = TrainingState()
+        # the report view (R): the analysis module of `gputui report`, sharing the dashboard's epoch table
+        self.analysis = RunAnalysis(job.title, table=self.training.epochs)
         self.alerts = Alerts(self.thresholds)
         self.logs: dict[str, LogText] = {}
         self.notes: deque[Note] = deque(maxlen=300)
@@ -98,8 +101,9 @@ class DashboardState:
         return log
 
     def ingest(self, records: list[Record]) -> None:
-        board, training = self.board, self.training
+        board, training, analysis = self.board, self.training, self.analysis
         for rec in records:
+            analysis.add(rec)
             kind = rec.kind
             if kind == "gpu":
                 board.add_gpu(rec)

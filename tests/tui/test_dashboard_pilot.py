@@ -63,6 +63,31 @@ async def test_alerts_screen_lists_the_nan_alert(folder):
         assert isinstance(app.screen, DashboardScreen)
 
 
+async def test_report_view_shows_what_gputui_report_computes(folder):
+    """R opens the run's report (the analysis module of ``gputui report``), R or q closes it."""
+    from gputui.commands.report import analyse
+    from gputui.tui.screens.report import ReportScreen
+
+    files = tui_data.one_node(folder)
+    app = tui_data.make_app(files)
+    async with app.run_test(size=SIZE) as pilot:
+        await tui_data.wait_loaded(pilot)
+        await pilot.press("R")
+        assert isinstance(app.screen, ReportScreen)
+        text = app.screen.query_one(Static).content
+        from rich.console import Console
+
+        console = Console(width=110, record=True)
+        console.print(text)
+        shown = console.export_text()
+        cli = analyse(files[0])
+        assert f"{cli.epoch_time_s:,.2f} s (first epoch left out)" in shown
+        assert f"{cli.util_mean:,.1f} %" in shown
+        assert "GPU-node01-00" in shown
+        await pilot.press("R")
+        assert isinstance(app.screen, DashboardScreen)
+
+
 async def test_g_then_enter_collapses_and_expands_a_node(folder):
     app = tui_data.make_app(tui_data.two_nodes(folder))
     async with app.run_test(size=SIZE) as pilot:

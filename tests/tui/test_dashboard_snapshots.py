@@ -144,3 +144,12 @@ def test_reading_history_of_a_large_log(snap_compare, folder):
         screen.state.version += 1
 
     assert snap(snap_compare, folder, tui_data.one_node, then=catching_up)
+
+
+def test_report_view(snap_compare, folder):
+    """R: the run's report over the dashboard (GPUs, per-GPU utilisation, epochs), as `gputui report`."""
+
+    async def report(pilot: Pilot) -> None:
+        await pilot.press("R")
+
+    assert snap(snap_compare, folder, tui_data.one_node, then=report)

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 from gputui.tui.messages import FeedReady, SourceFinished
 from gputui.tui.screens.alerts import AlertsScreen
 from gputui.tui.screens.help import HelpScreen
+from gputui.tui.screens.report import ReportScreen
 from gputui.tui.widgets.gpu_pane import GpuPane
 from gputui.tui.widgets.header import banner_text, header_text
 from gputui.tui.widgets.log_pane import LogPane
@@ -46,6 +47,7 @@ class DashboardScreen(Screen):
         Binding("l", "log", "log"),
         Binding("slash", "search", "search"),
         Binding("a", "alerts", "alerts"),
+        Binding("R", "report", "report"),
         Binding("question_mark", "help", "help"),
         Binding("left", "replay_move(-1)", "◀", show=True),
         Binding("right", "replay_move(1)", "▶", show=True),
@@ -203,6 +205,9 @@ class DashboardScreen(Screen):
 
     def action_alerts(self) -> None:
         self.app.push_screen(AlertsScreen(self.state))
+
+    def action_report(self) -> None:
+        self.app.push_screen(ReportScreen(self.state))
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen())

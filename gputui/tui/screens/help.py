@@ -16,6 +16,7 @@ HELP = """\
   ?            this help            a   alerts and events, with evidence and time
   g            focus the GPU pane   l   focus the log pane / next output file
   t            next training metric in the chart
+  R            the run's report: GPUs, epoch times, throughput, final metrics (as `gputui report`)
   /            search the log (enter: find, n: next older match, esc: close)
 [b]GPU pane[/b]
   ↑/↓          move between rows    enter   expand / collapse a node's roll-up row
