@@ -100,6 +100,11 @@ def _add_report_options(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="global batch of one printed step, for images/s where a log counts steps only",
     )
+    parser.add_argument(
+        "--plot",
+        metavar="FILE",
+        help="also draw the figure into FILE (.png/.svg/.pdf; needs gputui[plot], else a terminal chart)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -152,17 +152,55 @@ def print_scale(points: list[ScalePoint], scaling: str, fmt: str, out: IO[str]) 
     Console(file=out, highlight=False).print(scale_table(points, scaling))
 
 
+def _plot(args: argparse.Namespace, draw, terminal) -> None:
+    """``--plot FILE``: the figure with matplotlib, or a terminal chart on stdout and one line saying why."""
+    from gputui.analysis.plots import PlotUnavailable
+
+    path = getattr(args, "plot", None)
+    if not path:
+        return
+    try:
+        draw(path)
+    except PlotUnavailable as exc:
+        print(f"gputui: {exc}: a terminal chart instead; {path} not written", file=sys.stderr)
+        if _fmt(args) == "table":
+            from plotext import uncolorize
+
+            chart = terminal()
+            print(chart if sys.stdout.isatty() else uncolorize(chart))
+
+
+def _check_plot(args: argparse.Namespace) -> str | None:
+    from gputui.analysis.plots import check_path
+
+    path = getattr(args, "plot", None)
+    if path:
+        try:
+            check_path(path)
+        except ValueError as exc:
+            return str(exc)
+    return None
+
+
 def _fmt(args: argparse.Namespace) -> str:
     return "json" if getattr(args, "json", False) else "csv" if getattr(args, "csv", False) else "table"
 
 
 def main(args: argparse.Namespace) -> int:
+    from gputui.analysis.plots import report_figure, terminal_report_chart
+
+    problem = _check_plot(args)
+    if problem:
+        print(f"gputui: error: {problem}", file=sys.stderr)
+        return 2
     try:
         reports = [analyse(run, getattr(args, "batch_size", None)) for run in args.runs]
     except RunError as exc:
         print(f"gputui: error: {exc}", file=sys.stderr)
         return 1
     print_reports(reports, _fmt(args), sys.stdout)
+    first = reports[0]
+    _plot(args, lambda path: report_figure(first, path), lambda: terminal_report_chart(first))
     return 0
 
 
@@ -173,10 +211,18 @@ def scale_main(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    from gputui.analysis.plots import scale_figure, terminal_scale_chart
+
+    problem = _check_plot(args)
+    if problem:
+        print(f"gputui: error: {problem}", file=sys.stderr)
+        return 2
     try:
         reports = [analyse(run, getattr(args, "batch_size", None)) for run in args.runs]
     except RunError as exc:
         print(f"gputui: error: {exc}", file=sys.stderr)
         return 1
-    print_scale(compare(reports, args.scaling), args.scaling, _fmt(args), sys.stdout)
+    points = compare(reports, args.scaling)
+    print_scale(points, args.scaling, _fmt(args), sys.stdout)
+    _plot(args, lambda path: scale_figure(points, args.scaling, path), lambda: terminal_scale_chart(points))
     return 0
