@@ -205,6 +205,10 @@ def build_parser() -> argparse.ArgumentParser:
     scale.add_argument("--from", dest="runs", nargs="+", metavar="RUN", help="compare these existing runs")
     scale.add_argument("--scaling", choices=("strong", "weak"), default="strong", help="default: strong")
     _add_report_options(scale)
+    export = sub.add_parser("export", help="a run's records as CSV files (metrics, GPU samples, epochs)")
+    export.add_argument("runs", nargs="+", metavar="RUN", help="record file, training log, or job id")
+    export.add_argument("--to", choices=("csv", "tensorboard", "mlflow"), default="csv", help="default: csv")
+    export.add_argument("dir", metavar="DIR", help="one folder per RUN is written under it")
     demo = sub.add_parser(
         "demo",
         help="the dashboard on a real small DDP training run here, with simulated GPUs (no Slurm)",
@@ -283,6 +287,7 @@ _COMMANDS: dict[str, str] = {
     "tui": "gputui.commands.home:main",
     "report": "gputui.commands.report:main",
     "scale": "gputui.commands.report:scale_main",
+    "export": "gputui.commands.export:main",
 }
 
 

@@ -1,0 +1,75 @@
+"""``gputui export RUN... --to csv DIR``: a run's record stream as CSV files other tools read
+(``docs/analysis.md``). Per RUN a folder ``DIR/<run>/`` with ``metrics.csv`` (one row per metric
+record), ``gpus.csv`` (one row per GPU sample, the system metrics) and ``epochs.csv`` (the per-epoch
+table of ``gputui parse``). TensorBoard and MLflow targets are not built yet (issue 13).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import re
+import sys
+
+from gputui.commands.report import RunError, file_records, run_files
+from gputui.logs.epochs import EpochTable
+
+METRIC_FIELDS = ("time", "name", "value", "step", "epoch", "epoch_base", "rank", "scope", "source", "job")
+GPU_FIELDS = ("time", "host", "gpu_id", "index", "name", "util_gpu_pct", "util_mem_bw_pct", "mem_used_bytes")
+GPU_FIELDS += ("mem_total_bytes", "temp_c", "power_w", "energy_j", "clock_sm_mhz", "clock_mem_mhz")
+GPU_FIELDS += ("simulated",)
+SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def export_csv(run: str, folder: str) -> dict[str, int]:
+    """Write the three files of one RUN into ``folder``; returns the rows written per file."""
+    os.makedirs(folder, exist_ok=True)
+    table = EpochTable()
+    counts = {"metrics.csv": 0, "gpus.csv": 0, "epochs.csv": 0}
+    with (
+        open(os.path.join(folder, "metrics.csv"), "w", newline="", encoding="utf-8") as mf,
+        open(os.path.join(folder, "gpus.csv"), "w", newline="", encoding="utf-8") as gf,
+    ):
+        metrics = csv.DictWriter(mf, METRIC_FIELDS, extrasaction="ignore")
+        gpus = csv.DictWriter(gf, GPU_FIELDS, extrasaction="ignore")
+        metrics.writeheader()
+        gpus.writeheader()
+        for path in run_files(run):
+            for record in file_records(path):
+                table.add(record)
+                if record.kind == "metric":
+                    metrics.writerow({"time": record.time, **record.fields})
+                    counts["metrics.csv"] += 1
+                elif record.kind == "gpu":
+                    gpus.writerow({"time": record.time, **record.fields})
+                    counts["gpus.csv"] += 1
+    rows = table.rows()
+    names = list(dict.fromkeys(n for row in rows for n in row.values))
+    with open(os.path.join(folder, "epochs.csv"), "w", newline="", encoding="utf-8") as ef:
+        epochs = csv.writer(ef)
+        epochs.writerow(["run", "rank", "epoch", "epoch_time_s", "images_per_s", *names])
+        for row in rows:
+            values = [row.values.get(n, "") for n in names]
+            epochs.writerow([row.run, row.rank, row.epoch, row.epoch_time_s, row.images_per_s, *values])
+            counts["epochs.csv"] += 1
+    return counts
+
+
+def main(args: argparse.Namespace) -> int:
+    if args.to != "csv":
+        print(f"gputui: error: --to {args.to} is not built yet; use --to csv", file=sys.stderr)
+        return 2
+    for run in args.runs:
+        folder = os.path.join(args.dir, SAFE.sub("_", os.path.basename(run.rstrip("/"))) or "run")
+        try:
+            counts = export_csv(run, folder)
+        except RunError as exc:
+            print(f"gputui: error: {exc}", file=sys.stderr)
+            return 1
+        except OSError as exc:
+            print(f"gputui: error: cannot write {folder}: {exc.strerror or exc}", file=sys.stderr)
+            return 1
+        written = ", ".join(f"{name} {rows} rows" for name, rows in counts.items())
+        print(f"{run} → {folder}: {written}")
+    return 0
