@@ -205,7 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
     scale.add_argument("--from", dest="runs", nargs="+", metavar="RUN", help="compare these existing runs")
     scale.add_argument("--scaling", choices=("strong", "weak"), default="strong", help="default: strong")
     _add_report_options(scale)
-    export = sub.add_parser("export", help="a run's records as CSV files (metrics, GPU samples, epochs)")
+    export = sub.add_parser("export", help="a run's records as CSV files or TensorBoard event files")
     export.add_argument("runs", nargs="+", metavar="RUN", help="record file, training log, or job id")
     export.add_argument("--to", choices=("csv", "tensorboard", "mlflow"), default="csv", help="default: csv")
     export.add_argument("dir", metavar="DIR", help="one folder per RUN is written under it")

@@ -1,7 +1,13 @@
-"""``gputui export RUN... --to csv DIR``: a run's record stream as CSV files other tools read
-(``docs/analysis.md``). Per RUN a folder ``DIR/<run>/`` with ``metrics.csv`` (one row per metric
-record), ``gpus.csv`` (one row per GPU sample, the system metrics) and ``epochs.csv`` (the per-epoch
-table of ``gputui parse``). TensorBoard and MLflow targets are not built yet (issue 13).
+"""``gputui export RUN... --to csv|tensorboard DIR``: a run's record stream for the tools users already
+look at (``docs/analysis.md``). Per RUN a folder ``DIR/<run>/``:
+
+- ``csv``: ``metrics.csv`` (one row per metric record), ``gpus.csv`` (one row per GPU sample, the system
+  metrics) and ``epochs.csv`` (the per-epoch table of ``gputui parse``);
+- ``tensorboard``: event files written by tensorboardX (the optional extra ``gputui[tensorboard]``, no
+  TensorFlow): each metric under its canonical name at its step (else its epoch, else its order), with
+  the record's time; GPU samples as ``system/<host>/gpu<index>/<field>``.
+
+The MLflow target is not built yet (issue 13).
 """
 
 from __future__ import annotations
@@ -56,20 +62,61 @@ def export_csv(run: str, folder: str) -> dict[str, int]:
     return counts
 
 
+GPU_SCALARS = ("util_gpu_pct", "util_mem_bw_pct", "mem_used_bytes", "temp_c", "power_w", "energy_j")
+
+
+def export_tensorboard(run: str, folder: str) -> dict[str, int]:
+    """Write one RUN's metrics and GPU samples as TensorBoard event files in ``folder``."""
+    try:
+        from tensorboardX import SummaryWriter
+    except ImportError as exc:
+        raise RunError("--to tensorboard needs tensorboardX: pip install 'gputui[tensorboard]'") from exc
+    counts = {"metric values": 0, "GPU samples": 0}
+    order: dict[str, int] = {}
+    gpu_steps: dict[tuple[str, str], int] = {}
+    writer = SummaryWriter(logdir=folder)
+    try:
+        for path in run_files(run):
+            for record in file_records(path):
+                f = record.fields
+                if record.kind == "metric" and isinstance(f.get("value"), int | float):
+                    name = f["name"]
+                    step = f.get("step")
+                    if step is None and isinstance(f.get("epoch"), int | float):
+                        step = int(f["epoch"])
+                    if step is None:
+                        step = order[name] = order.get(name, -1) + 1
+                    writer.add_scalar(name, f["value"], global_step=step, walltime=record.time)
+                    counts["metric values"] += 1
+                elif record.kind == "gpu":
+                    key = (str(f.get("host")), str(f.get("index", f.get("gpu_id"))))
+                    step = gpu_steps[key] = gpu_steps.get(key, -1) + 1
+                    for field in GPU_SCALARS:
+                        value = f.get(field)
+                        if isinstance(value, int | float) and not isinstance(value, bool):
+                            tag = f"system/{key[0]}/gpu{key[1]}/{field}"
+                            writer.add_scalar(tag, value, global_step=step, walltime=record.time)
+                    counts["GPU samples"] += 1
+    finally:
+        writer.close()
+    return counts
+
+
 def main(args: argparse.Namespace) -> int:
-    if args.to != "csv":
-        print(f"gputui: error: --to {args.to} is not built yet; use --to csv", file=sys.stderr)
+    if args.to == "mlflow":
+        print("gputui: error: --to mlflow is not built yet (use csv or tensorboard)", file=sys.stderr)
         return 2
+    export = export_csv if args.to == "csv" else export_tensorboard
     for run in args.runs:
         folder = os.path.join(args.dir, SAFE.sub("_", os.path.basename(run.rstrip("/"))) or "run")
         try:
-            counts = export_csv(run, folder)
+            counts = export(run, folder)
         except RunError as exc:
             print(f"gputui: error: {exc}", file=sys.stderr)
             return 1
         except OSError as exc:
             print(f"gputui: error: cannot write {folder}: {exc.strerror or exc}", file=sys.stderr)
             return 1
-        written = ", ".join(f"{name} {rows} rows" for name, rows in counts.items())
+        written = ", ".join(f"{name}: {rows}" for name, rows in counts.items())
         print(f"{run} → {folder}: {written}")
     return 0
