@@ -186,18 +186,25 @@ def _fmt(args: argparse.Namespace) -> str:
     return "json" if getattr(args, "json", False) else "csv" if getattr(args, "csv", False) else "table"
 
 
-def main(args: argparse.Namespace) -> int:
-    from gputui.analysis.plots import report_figure, terminal_report_chart
-
+def _reports(args: argparse.Namespace) -> list[RunReport] | int:
+    """The RUNs' reports, or the exit status after a one-line error (a bad --plot file, an unreadable RUN)."""
     problem = _check_plot(args)
     if problem:
         print(f"gputui: error: {problem}", file=sys.stderr)
         return 2
     try:
-        reports = [analyse(run, getattr(args, "batch_size", None)) for run in args.runs]
+        return [analyse(run, getattr(args, "batch_size", None)) for run in args.runs]
     except RunError as exc:
         print(f"gputui: error: {exc}", file=sys.stderr)
         return 1
+
+
+def main(args: argparse.Namespace) -> int:
+    from gputui.analysis.plots import report_figure, terminal_report_chart
+
+    reports = _reports(args)
+    if isinstance(reports, int):
+        return reports
     print_reports(reports, _fmt(args), sys.stdout)
     first = reports[0]
     _plot(args, lambda path: report_figure(first, path), lambda: terminal_report_chart(first))
@@ -213,15 +220,9 @@ def scale_main(args: argparse.Namespace) -> int:
         return 2
     from gputui.analysis.plots import scale_figure, terminal_scale_chart
 
-    problem = _check_plot(args)
-    if problem:
-        print(f"gputui: error: {problem}", file=sys.stderr)
-        return 2
-    try:
-        reports = [analyse(run, getattr(args, "batch_size", None)) for run in args.runs]
-    except RunError as exc:
-        print(f"gputui: error: {exc}", file=sys.stderr)
-        return 1
+    reports = _reports(args)
+    if isinstance(reports, int):
+        return reports
     points = compare(reports, args.scaling)
     print_scale(points, args.scaling, _fmt(args), sys.stdout)
     _plot(args, lambda path: scale_figure(points, args.scaling, path), lambda: terminal_scale_chart(points))

@@ -5,23 +5,9 @@ Accelerate's ``epoch N: {…}`` prints; catch-up (thin) mode gives the same rows
 from __future__ import annotations
 
 import pytest
+from log_testdata import metrics_where, parse_text
 
-from gputui.logs import parse_bytes
-from gputui.logs.epochs import EpochTable
 from gputui.logs.outcome import FINISH, FINISH_KEYS
-
-
-def _parse(text: str, *, thin: bool = False):
-    records = parse_bytes(text.encode(), thin=thin)
-    table = EpochTable()
-    table.add_all(records)
-    outcome = [r for r in records if r.kind == "event" and r.get("event") == "outcome"]
-    assert len(outcome) == 1
-    return records, table.rows(), outcome[0]
-
-
-def _metrics(records, **match):
-    return [r for r in records if r.kind == "metric" and all(r.get(k) == v for k, v in match.items())]
 
 
 def _rows(rows) -> list[tuple]:
@@ -67,7 +53,7 @@ TIMM_2024 = (
 
 
 def test_timm_epoch_rows_from_the_last_train_line_and_the_last_test_line() -> None:
-    records, rows, outcome = _parse(TIMM_2021)
+    records, rows, outcome = parse_text(TIMM_2021)
     assert [r.epoch for r in rows] == [0, 1]
     assert rows[0].values == {
         "loss": 6.8209,
@@ -81,7 +67,7 @@ def test_timm_epoch_rows_from_the_last_train_line_and_the_last_test_line() -> No
         "val_acc5": 5.27,
     }
     assert rows[1].values["val_accuracy"] == 4.132 and rows[1].values["loss"] == 6.6372
-    steps = _metrics(records, name="loss", scope="step")
+    steps = metrics_where(records, name="loss", scope="step")
     assert [(r["epoch"], r["step"], r["value"]) for r in steps] == [
         (0, 1, 6.945775),
         (0, 1251, 6.760907),
@@ -89,12 +75,12 @@ def test_timm_epoch_rows_from_the_last_train_line_and_the_last_test_line() -> No
         (1, 1251, 6.473104),
     ]
     assert steps[0]["steps_total"] == 1251
-    assert _metrics(records, name="best_metric", scope="summary")[0]["value"] == 4.132000020141602
+    assert metrics_where(records, name="best_metric", scope="summary")[0]["value"] == 4.132000020141602
     assert outcome["outcome"] == "completed" and "Best metric" in outcome["evidence"]
 
 
 def test_timm_unlogged_last_batch_and_ema_validation() -> None:
-    _, rows, _ = _parse(TIMM_2024)
+    _, rows, _ = parse_text(TIMM_2024)
     assert len(rows) == 1
     values = rows[0].values
     assert values["loss"] == 6.83 and values["learning_rate"] == 1e-5  # the latest Train line's averages
@@ -104,15 +90,15 @@ def test_timm_unlogged_last_batch_and_ema_validation() -> None:
 
 def test_timm_outcome_without_the_best_metric_line() -> None:
     cut = TIMM_2021.split("*** Best metric")[0]
-    assert _parse(cut)[2]["outcome"] == "unknown"
+    assert parse_text(cut)[2]["outcome"] == "unknown"
     running = "Test: [   0/48]  Time: 1.730 (1.730)  Loss:  5.7946 (5.7946)  Acc@1:  1.1719 ( 1.1719)\n"
     inside = TIMM_2021.split("Test: [  48/48]  Time: 0.033")[0] + running  # ends in epoch 1's validation
-    _, rows, outcome = _parse(inside)
+    _, rows, outcome = parse_text(inside)
     assert outcome["outcome"] == "truncated"
     assert [r.epoch for r in rows] == [0, 1]  # epoch 1's training finished; its validation did not
     assert "val_loss" not in rows[1].values
     train_cut = TIMM_2021.split("Train: 1 [1250")[0]  # ends in epoch 1's training
-    assert _parse(train_cut)[2]["outcome"] == "truncated"
+    assert parse_text(train_cut)[2]["outcome"] == "truncated"
 
 
 def test_timm_best_metric_is_a_finish_message() -> None:
@@ -124,14 +110,14 @@ def test_timm_best_metric_is_a_finish_message() -> None:
 
 def test_timm_lines_that_are_not_timm() -> None:
     text = "Test set: Average loss: 0.0479, Accuracy: 9845/10000 (98%)\nTrain: done\n"
-    records, _, _ = _parse(text)
-    assert not _metrics(records, source="timm")
+    records, _, _ = parse_text(text)
+    assert not metrics_where(records, source="timm")
 
 
 @pytest.mark.parametrize("text", [TIMM_2021, TIMM_2024])
 def test_timm_thin_mode_gives_the_same_rows_and_outcome(text: str) -> None:
-    plain = _parse(text)
-    thin = _parse(text, thin=True)
+    plain = parse_text(text)
+    thin = parse_text(text, thin=True)
     assert _rows(thin[1]) == _rows(plain[1])
     assert thin[2]["outcome"] == plain[2]["outcome"]
 
@@ -150,17 +136,18 @@ KERAS_V2 = (
 
 
 def test_keras_verbose2_tf2_lines() -> None:
-    records, rows, outcome = _parse(KERAS_V2)
+    records, rows, outcome = parse_text(KERAS_V2)
     assert [(r.epoch, r.epoch_time_s) for r in rows] == [(1, 12.0), (2, 9.0)]
     assert rows[1].values == {"loss": 1.1, "accuracy": 0.61, "val_loss": 1.0, "val_accuracy": 0.65}
-    assert [r["value"] for r in _metrics(records, name="accuracy", scope="summary")] == [0.64]  # evaluate()
+    evaluated = metrics_where(records, name="accuracy", scope="summary")  # evaluate()
+    assert [r["value"] for r in evaluated] == [0.64]
     assert outcome["outcome"] == "completed"  # "Epoch 2/2" reached
 
 
 def test_keras3_verbose2_lines() -> None:
     text = "Epoch 1/2\n94/94 - 2s - 20ms/step - accuracy: 0.1108 - loss: 2.3097\nEpoch 2/2\n"
     text += "94/94 - 1s - 14ms/step - accuracy: 0.0952 - loss: 2.3042 - val_accuracy: 0.31 - val_loss: 1.9\n"
-    _, rows, _ = _parse(text)
+    _, rows, _ = parse_text(text)
     assert [(r.epoch, r.epoch_time_s, r.values["loss"]) for r in rows] == [(1, 2.0, 2.3097), (2, 1.0, 2.3042)]
 
 
@@ -179,7 +166,7 @@ FLAX_OLD = (
 
 
 def test_flax_mnist_epoch_lines_with_absl_prefix() -> None:
-    _, rows, outcome = _parse(FLAX_MNIST)
+    _, rows, outcome = parse_text(FLAX_MNIST)
     assert [r.epoch for r in rows] == [1, 2]
     assert rows[0].values == {"loss": 0.2364, "accuracy": 92.88, "test_loss": 0.0618, "test_accuracy": 97.98}
     assert outcome["outcome"] == "unknown"  # the example prints no end line
@@ -187,7 +174,7 @@ def test_flax_mnist_epoch_lines_with_absl_prefix() -> None:
 
 def test_flax_train_and_eval_epoch_lines() -> None:
     """``train epoch: 1, …``: the split word before the anchor is no metric (``epoch`` or ``val_epoch``)."""
-    _, rows, _ = _parse(FLAX_OLD)
+    _, rows, _ = parse_text(FLAX_OLD)
     assert rows[0].values == {"loss": 0.2364, "accuracy": 92.88, "val_loss": 0.0618, "val_accuracy": 97.98}
 
 
@@ -202,7 +189,7 @@ ACCELERATE = (
 
 
 def test_accelerate_nlp_example_epoch_dicts() -> None:
-    _, rows, _ = _parse(ACCELERATE)
+    _, rows, _ = parse_text(ACCELERATE)
     assert [(r.epoch, r.values["f1"], r.streams) for r in rows] == [
         (0, 0.8032128514056225, 2),
         (1, 0.8931034482758621, 1),

@@ -5,24 +5,9 @@ rules that came with them (framework end messages, iteration N/M, OOM warnings, 
 from __future__ import annotations
 
 import pytest
+from log_testdata import metrics_where, parse_text
 
-from gputui.logs import parse_bytes
-from gputui.logs.epochs import EpochTable
 from gputui.logs.outcome import FINISH, FINISH_KEYS, gate
-
-
-def _parse(text: str, *, thin: bool = False):
-    records = parse_bytes(text.encode(), thin=thin)
-    table = EpochTable()
-    table.add_all(records)
-    outcome = [r for r in records if r.kind == "event" and r.get("event") == "outcome"]
-    assert len(outcome) == 1
-    return records, table.rows(), outcome[0]
-
-
-def _metrics(records, **match):
-    return [r for r in records if r.kind == "metric" and all(r.get(k) == v for k, v in match.items())]
-
 
 # --- Ultralytics -------------------------------------------------------------------------------------
 
@@ -56,7 +41,7 @@ YOLO8_TQDM = (
 
 @pytest.mark.parametrize("thin", [False, True])
 def test_yolo_tqdm_epoch_table(thin: bool) -> None:
-    records, rows, outcome = _parse(YOLO8_TQDM, thin=thin)
+    records, rows, outcome = parse_text(YOLO8_TQDM, thin=thin)
     assert [r.epoch for r in rows] == [1, 2]
     assert rows[0].values == {
         "box_loss": 1.190,
@@ -70,7 +55,7 @@ def test_yolo_tqdm_epoch_table(thin: bool) -> None:
     assert rows[0].epoch_time_s == 2.0 and rows[0].steps == 8
     assert rows[1].values["map50-95"] == 0.400  # not the final validation of best.pt (0.401)
     assert outcome["outcome"] == "completed" and "epochs completed" in outcome["evidence"]
-    assert not _metrics(records, name="batch") and not _metrics(records, name="lr0")  # settings
+    assert not metrics_where(records, name="batch") and not metrics_where(records, name="lr0")  # settings
 
 
 def test_yolo_segmentation_columns_and_v5_header() -> None:
@@ -81,7 +66,7 @@ def test_yolo_segmentation_columns_and_v5_header() -> None:
         "[00:01<00:00,  2.9it/s]\n"
         "     all  128  929  0.577  0.557  0.588  0.377  0.5  0.4  0.45  0.3\n"
     )
-    _, rows, _ = _parse(text)
+    _, rows, _ = parse_text(text)
     assert len(rows) == 1 and rows[0].epoch == 0
     values = rows[0].values
     assert values["box"] == 0.1065 and values["seg"] == 0.05 and "labels" not in values
@@ -95,19 +80,19 @@ def test_yolo_84_bar_stopped_with_an_oom_warning_is_truncated() -> None:
         "   1/100   15G   3.566   8.982   0.02247    57   640: 9% ━─────────── 609/6848 2.7it/s 3:40<38:10"
         "WARNING ⚠️ CUDA OutOfMemoryError in TaskAlignedAssigner, using CPU\n"
     )
-    records, rows, outcome = _parse(text)
+    records, rows, outcome = parse_text(text)
     assert rows == []
     assert outcome["outcome"] == "truncated"
     assert [r for r in records if r.kind == "event" and r.get("event") == "warning"]
-    assert _metrics(records, name="box_loss", scope="step", step=604)
+    assert metrics_where(records, name="box_loss", scope="step", step=604)
 
 
 def test_a_fatal_oom_is_still_oom() -> None:
     text = "Epoch 1, loss: 0.5\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
-    assert _parse(text)[2]["outcome"] == "oom"
+    assert parse_text(text)[2]["outcome"] == "oom"
     text = "Epoch 1, loss: 0.5\n| WARNING | fairseq.trainer | OOM: Ran out of memory with exception: "
     text += "CUDA out of memory\n"
-    assert _parse(text)[2]["outcome"] == "unknown"  # fairseq recovers from it (a warning)
+    assert parse_text(text)[2]["outcome"] == "unknown"  # fairseq recovers from it (a warning)
 
 
 # --- fairseq ------------------------------------------------------------------------------------------
@@ -130,7 +115,7 @@ FAIRSEQ = (
 
 
 def test_fairseq_json_epoch_rows() -> None:
-    records, rows, outcome = _parse(FAIRSEQ)
+    records, rows, outcome = parse_text(FAIRSEQ)
     assert len(rows) == 1
     assert rows[0].values == {
         "loss": 4.05,
@@ -142,9 +127,9 @@ def test_fairseq_json_epoch_rows() -> None:
         "test_loss": 3.95,
         "test_num_updates": 100,
     }
-    inner = _metrics(records, name="loss", scope="step", source="fairseq")
+    inner = metrics_where(records, name="loss", scope="step", source="fairseq")
     assert [(r["step"], r["epoch"], r["value"]) for r in inner] == [(50, 1, 4.1)]
-    assert not _metrics(records, name="sense") and not _metrics(records, name="score")
+    assert not metrics_where(records, name="sense") and not metrics_where(records, name="score")
     assert outcome["outcome"] == "completed"
 
 
@@ -163,19 +148,19 @@ def test_mmengine_validation_gives_the_epoch_row() -> None:
         "2025/10/09 09:51:10 - mmengine - INFO - Epoch(val) [1][500/500]    coco/bbox_mAP: 0.3740  "
         "coco/bbox_mAP_50: 0.5810  data_time: 0.0020  time: 0.0500\n"
     )
-    records, rows, outcome = _parse(text)
+    records, rows, outcome = parse_text(text)
     assert len(rows) == 1 and rows[0].epoch == 1
     assert rows[0].values == {"val_coco/bbox_map": 0.374, "val_coco/bbox_map_50": 0.581}
-    step = _metrics(records, name="loss", scope="step")
+    step = metrics_where(records, name="loss", scope="step")
     assert [(r["step"], r["steps_total"]) for r in step] == [(50, 100), (100, 100)]
-    assert _metrics(records, name="step_time_s")[0]["value"] == 0.8981
+    assert metrics_where(records, name="step_time_s")[0]["value"] == 0.8981
     assert outcome["outcome"] == "unknown"  # ends after a finished validation: nothing says more
 
 
 def test_mmengine_iteration_loop_stopped_is_truncated() -> None:
     text = "2025/10/09 09:49:34 - mmengine - INFO - Iter(train) [  50/90000]  lr: 1.0e-02  loss: 0.97\n"
-    records, rows, outcome = _parse(text)
-    assert rows == [] and _metrics(records, name="loss", step=50)
+    records, rows, outcome = parse_text(text)
+    assert rows == [] and metrics_where(records, name="loss", step=50)
     assert outcome["outcome"] == "truncated"
 
 
@@ -190,18 +175,18 @@ MEGATRON = (
 
 
 def test_megatron_end_messages() -> None:
-    assert _parse(MEGATRON)[2]["outcome"] == "unknown"  # the last iteration, and no word after it
+    assert parse_text(MEGATRON)[2]["outcome"] == "unknown"  # the last iteration, and no word after it
     done = MEGATRON + "[after training is done] datetime: 2026-05-15 19:07:00\n" + "saving checkpoint\n" * 80
-    assert _parse(done)[2]["outcome"] == "completed"
+    assert parse_text(done)[2]["outcome"] == "completed"
     exhausted = MEGATRON.replace("10/      10", "10/     200")
-    assert _parse(exhausted)[2]["outcome"] == "truncated"  # iteration 10 of 200, then nothing
+    assert parse_text(exhausted)[2]["outcome"] == "truncated"  # iteration 10 of 200, then nothing
     exhausted += "[exiting program after consuming all available data at iteration 10] datetime: …\n"
-    assert _parse(exhausted)[2]["outcome"] == "completed"
+    assert parse_text(exhausted)[2]["outcome"] == "completed"
 
 
 def test_iteration_counter_after_an_epoch_counter_does_not_decide() -> None:
     # the line's epoch counter says the planned epoch; an inner iteration counter is not the plan
-    outcome = _parse("Epoch 10/10 iter 400/448 loss: 0.5\n")[2]
+    outcome = parse_text("Epoch 10/10 iter 400/448 loss: 0.5\n")[2]
     assert outcome["outcome"] == "completed"
 
 
@@ -211,13 +196,13 @@ def test_iteration_counter_after_an_epoch_counter_does_not_decide() -> None:
 def test_a_traceback_before_training_then_training_was_a_failed_start() -> None:
     failed_start = 'Traceback (most recent call last):\n  File "train.py", line 3\nValueError: no stats\n'
     steps = "".join(f"Step {i}: loss={1 / (i + 1):.4f}\n" for i in range(0, 500, 100))
-    assert _parse(failed_start + steps)[2]["outcome"] == "unknown"
+    assert parse_text(failed_start + steps)[2]["outcome"] == "unknown"
     cancelled = "slurmstepd: error: *** JOB 1 ON n1 CANCELLED AT 2026-01-06T04:52:18 ***\n"
-    assert _parse(failed_start + steps + cancelled)[2]["outcome"] == "cancelled"
-    assert _parse(steps + failed_start)[2]["outcome"] == "crashed_traceback"
+    assert parse_text(failed_start + steps + cancelled)[2]["outcome"] == "cancelled"
+    assert parse_text(steps + failed_start)[2]["outcome"] == "crashed_traceback"
     # a failed start, then a run that crashes: the crash is the outcome
     crash = 'Traceback (most recent call last):\n  File "train.py", line 9\nRuntimeError: boom\n'
-    outcome = _parse(failed_start + steps + crash)[2]
+    outcome = parse_text(failed_start + steps + crash)[2]
     assert outcome["outcome"] == "crashed_traceback" and "boom" in outcome["evidence"]
 
 
@@ -234,14 +219,14 @@ def test_swift_dicts_with_text_values() -> None:
         "'global_step/max_steps': '294/294', 'remaining_time': '0s'}\n"
         "[INFO:swift] last_model_checkpoint: None\n"
     )
-    records, _, outcome = _parse(text)
-    loss = _metrics(records, name="loss", scope="step")
+    records, _, outcome = parse_text(text)
+    loss = metrics_where(records, name="loss", scope="step")
     assert [(r["step"], r["value"]) for r in loss] == [(1, 2.029)]
-    assert not _metrics(records, name="label")
-    assert [(r["step"], r["value"]) for r in _metrics(records, name="val_loss")] == [(147, 1.9)]
+    assert not metrics_where(records, name="label")
+    assert [(r["step"], r["value"]) for r in metrics_where(records, name="val_loss")] == [(147, 1.9)]
     assert outcome["outcome"] == "completed"
     end = "{'loss': '2.0', 'epoch': '0.5'}\n[INFO:swift] End time of running main: 2026-04-25 13:14:46\n"
-    assert _parse(end + "[rank1]: warning\n" * 100)[2]["outcome"] == "completed"
+    assert parse_text(end + "[rank1]: warning\n" * 100)[2]["outcome"] == "completed"
 
 
 def test_python_logging_prefixes_and_labels() -> None:
@@ -249,15 +234,15 @@ def test_python_logging_prefixes_and_labels() -> None:
         "2025-06-04 17:36:55,374 - train - INFO - Epoch 1/2, Train Loss: 1.6279, Test Acc: 59.86%\n"
         "2025-06-04 17:40:55,374 - INFO - Epoch 2/2, Train Loss: 1.2434, Test Acc: 69.33%\n"
     )
-    _, rows, outcome = _parse(text)
+    _, rows, outcome = parse_text(text)
     assert [r.values for r in rows] == [
         {"loss": 1.6279, "test_acc_pct": 59.86},
         {"loss": 1.2434, "test_acc_pct": 69.33},
     ]
     assert outcome["outcome"] == "completed"
-    records, rows, _ = _parse("evaluate: epoch30.pt @ imgsz=512\nsaved epoch_5.pth, size=12\n")
-    assert rows == [] and not _metrics(records, scope="epoch")
-    records, _, _ = _parse("Epoch 3: fitness=0.2, metrics/precision(B)=0.58, metrics/mAP50-95(B)=0.21\n")
+    records, rows, _ = parse_text("evaluate: epoch30.pt @ imgsz=512\nsaved epoch_5.pth, size=12\n")
+    assert rows == [] and not metrics_where(records, scope="epoch")
+    records, _, _ = parse_text("Epoch 3: fitness=0.2, metrics/precision(B)=0.58, metrics/mAP50-95(B)=0.21\n")
     assert {r["name"] for r in records if r.kind == "metric"} == {
         "fitness",
         "metrics/precision_b",
