@@ -39,6 +39,7 @@ examples:
   gputui parse slurm-123456.out      per-epoch table of a training log
   gputui report 123456               GPUs, epoch time, images/s, final metrics of a job (docs/analysis.md)
   gputui scale --from 1001 1002 1004 speedup and efficiency across runs at 1, 2, 4 GPUs
+  gputui export 123456 --to mlflow mlruns     the job as an MLflow run (also: csv, tensorboard)
 
 records and their schema: docs/records.md
 settings (TOML): {settings}  ($GPUTUI_CONFIG overrides the path)"""
@@ -205,10 +206,17 @@ def build_parser() -> argparse.ArgumentParser:
     scale.add_argument("--from", dest="runs", nargs="+", metavar="RUN", help="compare these existing runs")
     scale.add_argument("--scaling", choices=("strong", "weak"), default="strong", help="default: strong")
     _add_report_options(scale)
-    export = sub.add_parser("export", help="a run's records as CSV files or TensorBoard event files")
-    export.add_argument("runs", nargs="+", metavar="RUN", help="record file, training log, or job id")
+    export = sub.add_parser(
+        "export", help="a run's records as CSV files, TensorBoard event files or MLflow runs"
+    )
+    export.add_argument(
+        "paths",
+        nargs="+",
+        metavar="RUN... DIR",
+        help="RUNs (record file, training log, or job id), then DIR: a folder per RUN is written under it "
+        "(mlflow: the store, or a tracking URI such as sqlite:///runs.db)",
+    )
     export.add_argument("--to", choices=("csv", "tensorboard", "mlflow"), default="csv", help="default: csv")
-    export.add_argument("dir", metavar="DIR", help="one folder per RUN is written under it")
     demo = sub.add_parser(
         "demo",
         help="the dashboard on a real small DDP training run here, with simulated GPUs (no Slurm)",
@@ -308,7 +316,11 @@ def _resolve(command: str) -> Callable[[argparse.Namespace], int]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``gputui`` console script; returns the exit status."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra and args.command == "export" and not any(a.startswith("-") for a in extra):
+        args.paths += extra  # `export RUN1 RUN2 --to csv DIR`: DIR after the option
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     command = args.command or ("headless" if args.log else "tui")
     if args.command and args.log:
         parser.error("--log is the headless mode and takes no command")

@@ -1,4 +1,4 @@
-"""``gputui export RUN... --to csv|tensorboard DIR``: a run's record stream for the tools users already
+"""``gputui export RUN... --to csv|tensorboard|mlflow DIR``: a run's record stream for the tools users already
 look at (``docs/analysis.md``). Per RUN a folder ``DIR/<run>/``:
 
 - ``csv``: ``metrics.csv`` (one row per metric record), ``gpus.csv`` (one row per GPU sample, the system
@@ -7,7 +7,7 @@ look at (``docs/analysis.md``). Per RUN a folder ``DIR/<run>/``:
   TensorFlow): each metric under its canonical name at its step (else its epoch, else its order), with
   the record's time; GPU samples as ``system/<host>/gpu<index>/<field>``.
 
-The MLflow target is not built yet (issue 13).
+- ``mlflow``: one MLflow run per RUN in DIR, an MLflow store (:mod:`gputui.commands.export_mlflow`).
 """
 
 from __future__ import annotations
@@ -62,6 +62,19 @@ def export_csv(run: str, folder: str) -> dict[str, int]:
     return counts
 
 
+def metric_step(fields: dict, order: dict[str, int]) -> int:
+    """A metric's step: its step, else its epoch, else its position among the values of its name."""
+    step = fields.get("step")
+    if isinstance(step, int | float) and not isinstance(step, bool):
+        return int(step)
+    epoch = fields.get("epoch")
+    if isinstance(epoch, int | float) and not isinstance(epoch, bool):
+        return int(epoch)
+    name = fields["name"]
+    order[name] = order.get(name, -1) + 1
+    return order[name]
+
+
 GPU_SCALARS = ("util_gpu_pct", "util_mem_bw_pct", "mem_used_bytes", "temp_c", "power_w", "energy_j")
 
 
@@ -80,13 +93,8 @@ def export_tensorboard(run: str, folder: str) -> dict[str, int]:
             for record in file_records(path):
                 f = record.fields
                 if record.kind == "metric" and isinstance(f.get("value"), int | float):
-                    name = f["name"]
-                    step = f.get("step")
-                    if step is None and isinstance(f.get("epoch"), int | float):
-                        step = int(f["epoch"])
-                    if step is None:
-                        step = order[name] = order.get(name, -1) + 1
-                    writer.add_scalar(name, f["value"], global_step=step, walltime=record.time)
+                    step = metric_step(f, order)
+                    writer.add_scalar(f["name"], f["value"], global_step=step, walltime=record.time)
                     counts["metric values"] += 1
                 elif record.kind == "gpu":
                     key = (str(f.get("host")), str(f.get("index", f.get("gpu_id"))))
@@ -103,12 +111,20 @@ def export_tensorboard(run: str, folder: str) -> dict[str, int]:
 
 
 def main(args: argparse.Namespace) -> int:
-    if args.to == "mlflow":
-        print("gputui: error: --to mlflow is not built yet (use csv or tensorboard)", file=sys.stderr)
+    if len(args.paths) < 2:
+        print("gputui: error: give RUN... then DIR: gputui export RUN... --to FORMAT DIR", file=sys.stderr)
         return 2
-    export = export_csv if args.to == "csv" else export_tensorboard
-    for run in args.runs:
-        folder = os.path.join(args.dir, SAFE.sub("_", os.path.basename(run.rstrip("/"))) or "run")
+    runs, target = args.paths[:-1], args.paths[-1]
+    if args.to == "mlflow":
+        from gputui.commands.export_mlflow import export_mlflow
+
+        export = export_mlflow
+    else:
+        export = export_csv if args.to == "csv" else export_tensorboard
+    for run in runs:
+        folder = os.path.join(target, SAFE.sub("_", os.path.basename(run.rstrip("/"))) or "run")
+        if args.to == "mlflow":
+            folder = target  # one store, one MLflow run per RUN
         try:
             counts = export(run, folder)
         except RunError as exc:

@@ -1,16 +1,19 @@
-"""``gputui export RUN... --to csv DIR``: the record stream as metrics, GPU-sample and epoch CSV files,
-read back with the csv module; the targets not built yet and unreadable runs are one line."""
+"""``gputui export RUN... --to csv|tensorboard|mlflow DIR``: metrics, GPU-sample and epoch CSV files,
+TensorBoard event files and an MLflow store, each read back with its own tool's reader; unreadable runs
+and a missing optional package are one line."""
 
 from __future__ import annotations
 
 import csv
+import sys
 from pathlib import Path
 
 import pytest
 from test_report_cli import _write_records
-from test_run_report import _fixture
+from test_run_report import T0, _fixture
 
 from gputui.cli import main
+from gputui.records import event
 
 
 def _rows(path: Path) -> list[dict[str, str]]:
@@ -74,12 +77,75 @@ def records_time(path: Path, name: str) -> float:
     return next(r.time for r in read_file(path) if r.kind == "metric" and r["name"] == name)
 
 
-def test_targets_not_built_and_bad_runs_are_one_line(tmp_path: Path, capsys) -> None:
+def test_mlflow_export_reads_back_with_mlflows_client(tmp_path: Path, capsys) -> None:
+    from mlflow.tracking import MlflowClient
+
+    from gputui.commands.export_mlflow import tracking_uri
+
+    run = tmp_path / "gputui-7-n1.jsonl"
+    records = _fixture()
+    _write_records(run, records)
+    crashed = tmp_path / "crashed.jsonl"
+    _write_records(crashed, [*records[:-1], event("outcome", time=T0 + 400, outcome="oom", evidence="OOM")])
+    store = tmp_path / "mlruns"
+    assert main(["export", str(run), str(crashed), "--to", "mlflow", str(store)]) == 0
+    out = capsys.readouterr().out
+    assert out.count("metric values: 9, GPU samples: 7, MLflow run: ") == 2
+    client = MlflowClient(tracking_uri=tracking_uri(str(store)))
+    experiment = client.get_experiment_by_name("gputui")
+    runs = {r.info.run_name: r for r in client.search_runs([experiment.experiment_id])}
+    assert set(runs) == {"gputui-7-n1.jsonl", "crashed.jsonl"}
+    ok, bad = runs["gputui-7-n1.jsonl"], runs["crashed.jsonl"]
+    assert (ok.info.status, bad.info.status) == ("FINISHED", "FAILED")
+    assert ok.data.tags["gputui.outcome"] == "completed" and bad.data.tags["gputui.outcome"] == "oom"
+    assert ok.data.tags["gputui.world_size"] == "2"
+    assert (ok.info.start_time, ok.info.end_time) == (int(T0 * 1000), int((T0 + 400) * 1000))
+    accuracy = client.get_metric_history(ok.info.run_id, "val_accuracy")
+    assert [(m.step, m.value) for m in accuracy] == [(1, 0.5), (2, 0.7), (3, 0.8)]
+    assert accuracy[0].timestamp == int(records_time(run, "val_accuracy") * 1000)
+    util = client.get_metric_history(ok.info.run_id, "system/n1/gpu_GPU-A_utilization_percentage")
+    assert [(m.step, m.value) for m in util] == [(0, 0), (1, 50), (2, 100), (3, 90)]
+    memory = client.get_metric_history(ok.info.run_id, "system/n1/gpu_GPU-A_memory_usage_megabytes")
+    assert [m.value for m in memory][:2] == [(1 << 30) / 1e6, (3 << 30) / 1e6]
+    energy = client.get_metric_history(ok.info.run_id, "system/n1/gpu_GPU-B_energy_joules")
+    assert [m.value for m in energy] == [1000.0, 1600.0, 250.0]
+
+
+def test_mlflow_missing_is_one_line(tmp_path: Path, capsys, monkeypatch) -> None:
     run = tmp_path / "r.jsonl"
     _write_records(run, _fixture())
-    assert main(["export", str(run), "--to", "mlflow", str(tmp_path / "ml")]) == 2
+    monkeypatch.setitem(sys.modules, "mlflow", None)
+    monkeypatch.setitem(sys.modules, "mlflow.tracking", None)
+    monkeypatch.setitem(sys.modules, "mlflow.entities", None)
+    assert main(["export", str(run), "--to", "mlflow", str(tmp_path / "ml")]) == 1
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "not built yet" in err
+    assert err == "gputui: error: --to mlflow needs MLflow's client: pip install 'gputui[mlflow]'\n"
+    assert not (tmp_path / "ml").exists()
+
+
+def test_bad_runs_are_one_line(tmp_path: Path, capsys) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    assert main(["export", str(empty), "--to", "mlflow", str(tmp_path / "ml")]) == 1
+    assert capsys.readouterr().err == f"gputui: error: {empty}: no records to export\n"
     assert main(["export", str(tmp_path / "missing.log"), str(tmp_path / "x")]) == 1
     err = capsys.readouterr().err
     assert err.startswith("gputui: error: ") and "no such file" in err and err.count("\n") == 1
+
+
+def test_dir_may_follow_the_format_after_several_runs(tmp_path: Path, capsys) -> None:
+    runs = [tmp_path / "a.jsonl", tmp_path / "b.jsonl"]
+    for run in runs:
+        _write_records(run, _fixture())
+    assert main(["export", *map(str, runs), "--to", "csv", str(tmp_path / "out")]) == 0
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["a.jsonl", "b.jsonl"]
+    assert main(["export", "--to", "csv", str(runs[0]), str(tmp_path / "out2")]) == 0
+    assert (tmp_path / "out2" / "a.jsonl" / "epochs.csv").is_file()
+    capsys.readouterr()
+    assert main(["export", str(runs[0])]) == 2
+    assert (
+        capsys.readouterr().err
+        == "gputui: error: give RUN... then DIR: gputui export RUN... --to FORMAT DIR\n"
+    )
+    with pytest.raises(SystemExit):
+        main(["export", str(runs[0]), "--to", "csv", "out", "--bogus"])
