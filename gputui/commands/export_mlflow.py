@@ -20,6 +20,7 @@ import itertools
 import os
 import re
 from collections.abc import Iterator
+from typing import Any
 
 from gputui.analysis import RunAnalysis
 from gputui.commands.export import metric_step
@@ -72,11 +73,13 @@ def _records(run: str) -> Iterator[Record]:
 def export_mlflow(run: str, target: str) -> dict[str, int | str]:
     """Log one RUN as an MLflow run in experiment ``gputui`` of ``target``; returns what was logged."""
     try:
+        from mlflow.entities import Metric
         from mlflow.exceptions import MlflowException
+        from mlflow.tracking import MlflowClient
     except ImportError as exc:
         raise RunError("--to mlflow needs MLflow's client: pip install 'gputui[mlflow]'") from exc
     try:
-        return _export(run, target)
+        return _export(run, MlflowClient(tracking_uri=tracking_uri(target)), Metric)
     except MlflowException as exc:  # a store MLflow cannot use, a server that answers an error
         raise RunError(f"MLflow ({target}): {_first_line(str(exc))}") from exc
 
@@ -85,15 +88,11 @@ def _first_line(text: str) -> str:
     return next((line.strip() for line in text.splitlines() if line.strip()), "failed")
 
 
-def _export(run: str, target: str) -> dict[str, int | str]:
-    from mlflow.entities import Metric
-    from mlflow.tracking import MlflowClient
-
+def _export(run: str, client: Any, Metric: type) -> dict[str, int | str]:
     records = _records(run)
     first = next(records, None)
     if first is None:
         raise RunError(f"{run}: no records to export")
-    client = MlflowClient(tracking_uri=tracking_uri(target))
     experiment = client.get_experiment_by_name(EXPERIMENT)
     experiment_id = experiment.experiment_id if experiment else client.create_experiment(EXPERIMENT)
     name = os.path.basename(run.rstrip("/")) or run

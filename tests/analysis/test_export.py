@@ -117,6 +117,7 @@ def test_mlflow_missing_is_one_line(tmp_path: Path, capsys, monkeypatch) -> None
     monkeypatch.setitem(sys.modules, "mlflow", None)
     monkeypatch.setitem(sys.modules, "mlflow.tracking", None)
     monkeypatch.setitem(sys.modules, "mlflow.entities", None)
+    monkeypatch.setitem(sys.modules, "mlflow.exceptions", None)
     assert main(["export", str(run), "--to", "mlflow", str(tmp_path / "ml")]) == 1
     err = capsys.readouterr().err
     assert err == "gputui: error: --to mlflow needs MLflow's client: pip install 'gputui[mlflow]'\n"
