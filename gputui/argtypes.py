@@ -25,3 +25,11 @@ def positive_float(text: str) -> float:
     if not value > 0:
         raise argparse.ArgumentTypeError(f"{text!r} must be greater than 0")
     return value
+
+
+def positive_int_list(text: str) -> list[int]:
+    """Comma-separated whole numbers ≥ 1 (``1,2,4``)."""
+    values = [positive_int(part.strip()) for part in text.split(",") if part.strip()]
+    if not values:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a list of whole numbers (e.g. 1,2,4)")
+    return values

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from gputui import __version__
-from gputui.argtypes import positive_float, positive_int
+from gputui.argtypes import positive_float, positive_int, positive_int_list
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 
@@ -39,6 +39,7 @@ examples:
   gputui parse slurm-123456.out      per-epoch table of a training log
   gputui report 123456               GPUs, epoch time, images/s, final metrics of a job (docs/analysis.md)
   gputui scale --from 1001 1002 1004 speedup and efficiency across runs at 1, 2, 4 GPUs
+  gputui scale --gpus 1,2,4 -- python train.py    submit at 1, 2, 4 GPUs, wait, compare
   gputui export 123456 --to mlflow mlruns     the job as an MLflow run (also: csv, tensorboard)
 
 records and their schema: docs/records.md
@@ -89,6 +90,63 @@ def _add_attach_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--detach-after", type=positive_float, metavar="S", help="stop attaching after S s")
     parser.add_argument("--no-wait", action="store_true", help="do not wait for a pending job to start")
     parser.add_argument("--no-logs", action="store_true", help="do not follow the job's output files")
+
+
+def _add_launch_options(parser: argparse.ArgumentParser) -> None:
+    """The batch script's options shared by ``run`` and a ``scale`` sweep."""
+    parser.add_argument("--cpus-per-task", type=positive_int, metavar="C")
+    parser.add_argument("--time", metavar="HH:MM:SS")
+    parser.add_argument("--partition")
+    parser.add_argument("--account")
+    parser.add_argument("--mem")
+    parser.add_argument("--env-setup", metavar="FILE", help="shell file sourced before the command")
+    parser.add_argument(
+        "--setup",
+        action="append",
+        default=[],
+        metavar="LINE",
+        help="a shell line run before the command, as written (repeatable: module load ..., source venv)",
+    )
+    parser.add_argument("--pattern", choices=("per-gpu", "torchrun", "per-node"), default="per-gpu")
+    parser.add_argument("--job-name", metavar="NAME", help="Slurm job name (default: the program's name)")
+
+
+def _add_sweep_options(parser: argparse.ArgumentParser) -> None:
+    """``gputui scale --gpus 1,2,4 ... -- CMD``: the same training submitted at each size."""
+    parser.add_argument(
+        "--gpus",
+        type=positive_int_list,
+        metavar="LIST",
+        help="submit CMD at each total GPU count (1,2,4) through gputui run, wait, compare",
+    )
+    parser.add_argument(
+        "--nodes",
+        type=positive_int_list,
+        metavar="LIST",
+        help="nodes per size: one number for all, or one per --gpus entry (default 1)",
+    )
+    parser.add_argument(
+        "--cpu",
+        action="store_true",
+        help="ranks without GPUs: N tasks, no --gres (CPU training, test clusters)",
+    )
+    parser.add_argument(
+        "--local", action="store_true", help="run each size as local processes, one after another"
+    )
+    parser.add_argument(
+        "--sequential", action="store_true", help="submit the next size only when the previous one has ended"
+    )
+    parser.add_argument(
+        "--no-gpu-log", action="store_true", help="no gputui --log on the nodes (no utilisation)"
+    )
+    parser.add_argument(
+        "--probe-backend",
+        choices=("auto", "nvidia", "amd", "sim", "none"),
+        help="the samplers' GPU backend (default auto; --local with sim: simulated GPUs following ranks)",
+    )
+    parser.add_argument("--probe-interval", type=positive_float, metavar="S", help="seconds between samples")
+    _add_launch_options(parser)
+    parser.add_argument("cmd", nargs=argparse.REMAINDER, help="-- CMD ARGS... ({gpus} and {nodes} replaced)")
 
 
 def _add_report_options(parser: argparse.ArgumentParser) -> None:
@@ -163,24 +221,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("-N", "--nodes", type=positive_int, default=1)
     run.add_argument("--gpus-per-node", type=int, default=0, metavar="G")
     run.add_argument("--ntasks-per-node", type=positive_int, metavar="T")
-    run.add_argument("--cpus-per-task", type=positive_int, metavar="C")
-    run.add_argument("--time", metavar="HH:MM:SS")
-    run.add_argument("--partition")
-    run.add_argument("--account")
-    run.add_argument("--mem")
-    run.add_argument("--env-setup", metavar="FILE", help="shell file sourced before the command")
-    run.add_argument(
-        "--setup",
-        action="append",
-        default=[],
-        metavar="LINE",
-        help="a shell line run before the command, as written (repeatable: module load ..., source venv)",
-    )
-    run.add_argument("--pattern", choices=("per-gpu", "torchrun", "per-node"), default="per-gpu")
+    _add_launch_options(run)
     run.add_argument("--dry-run", action="store_true", help="print the batch script, submit nothing")
     run.add_argument("--local", action="store_true", help="run N local processes instead of a Slurm job")
     run.add_argument("--no-attach", action="store_true")
-    run.add_argument("--job-name", metavar="NAME", help="Slurm job name (default: the program's name)")
     run.add_argument("--gpu-log", action="store_true", help="also run `gputui --log` on every node")
     _add_attach_options(run)
     run.add_argument("cmd", nargs=argparse.REMAINDER, help="-- CMD ARGS...")
@@ -202,10 +246,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     report.add_argument("runs", nargs="+", metavar="RUN", help="record file, training log, or job id")
     _add_report_options(report)
-    scale = sub.add_parser("scale", help="speedup and parallel efficiency across runs at several GPU counts")
+    scale = sub.add_parser(
+        "scale",
+        help="speedup and parallel efficiency across runs at several GPU counts",
+        description="Compare existing runs (--from RUN...), or submit the same training at each size "
+        "(--gpus 1,2,4 [options] -- CMD), wait for the jobs and compare them. Strong scaling efficiency is "
+        "time based (T1 / (N * TN)), weak scaling efficiency throughput-per-GPU based.",
+    )
     scale.add_argument("--from", dest="runs", nargs="+", metavar="RUN", help="compare these existing runs")
     scale.add_argument("--scaling", choices=("strong", "weak"), default="strong", help="default: strong")
     _add_report_options(scale)
+    _add_sweep_options(scale)
     export = sub.add_parser(
         "export", help="a run's records as CSV files, TensorBoard event files or MLflow runs"
     )
@@ -294,7 +345,7 @@ _COMMANDS: dict[str, str] = {
     "replay": "gputui.commands.replay:main",
     "tui": "gputui.commands.home:main",
     "report": "gputui.commands.report:main",
-    "scale": "gputui.commands.report:scale_main",
+    "scale": "gputui.commands.scale:main",
     "export": "gputui.commands.export:main",
 }
 

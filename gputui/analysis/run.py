@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from gputui.logs.epochs import EpochRow, EpochTable
+from gputui.logs.outcome import merge_outcome
 from gputui.records import Record
 
 IDLE_PCT = 5.0
@@ -167,7 +168,7 @@ class RunAnalysis:
             if f.get("event") == "train_started" and isinstance(f.get("world_size"), int):
                 self.world_size = f["world_size"]
             elif f.get("event") == "outcome":
-                self.outcome = rec
+                self.outcome = merge_outcome(self.outcome, rec)
             elif self.own_table:
                 self.table.add(rec)
 

@@ -86,26 +86,24 @@ def report_tables(report: RunReport) -> list[Table]:
 
 
 def scale_table(points: list[ScalePoint], scaling: str) -> Table:
+    """One row per size; the throughput unit in its header when the runs share it; why a run scaled
+    poorly under the table (a column of prose would wrap on an 80-column terminal)."""
     basis = "epoch time" if scaling == "strong" else "throughput per GPU"
     title = f"{scaling} scaling (efficiency from {basis}; first epoch left out)"
-    table = Table(title=title, title_justify="left")
-    for column in ("run", "GPUs", "epoch s", "throughput", "speedup", "efficiency", "accuracy", "util %"):
+    why = [f"{p.run}: {p.diagnosis}" for p in points if p.diagnosis]
+    table = Table(title=title, title_justify="left", caption="\n".join(why) or None, caption_justify="left")
+    units = {p.throughput_unit for p in points if p.throughput is not None}
+    shared = units.pop() if len(units) == 1 else None
+    for column in ("run", "GPUs", "epoch s", shared or "throughput", "speedup", "efficiency", "accuracy"):
         table.add_column(column, justify="left" if column == "run" else "right")
-    table.add_column("why", justify="left")
+    table.add_column("util %", justify="right")
     for p in points:
-        rate = "-" if p.throughput is None else f"{_num(p.throughput)} {p.throughput_unit}"
+        rate = "-" if p.throughput is None else _num(p.throughput)
+        if p.throughput is not None and not shared:
+            rate += f" {p.throughput_unit}"
         efficiency = "-" if p.efficiency is None else f"{100 * p.efficiency:.0f} %"
         speedup = "-" if p.speedup is None else f"{p.speedup:.2f}×"
         accuracy = "-" if p.accuracy is None else f"{p.accuracy:.4g}"
-        table.add_row(
-            p.run,
-            str(p.gpus or "-"),
-            _num(p.epoch_time_s, 2),
-            rate,
-            speedup,
-            efficiency,
-            accuracy,
-            _num(p.util_mean),
-            p.diagnosis or "",
-        )
+        row = (p.run, str(p.gpus or "-"), _num(p.epoch_time_s, 2), rate, speedup, efficiency, accuracy)
+        table.add_row(*row, _num(p.util_mean))
     return table

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Iterator
 from typing import IO
 
-from gputui.analysis import RunAnalysis, RunReport, ScalePoint, compare
+from gputui.analysis import RunAnalysis, RunReport, ScalePoint
 from gputui.logs.parser import LogParser
 from gputui.recordio import read_file
 from gputui.records import Record
@@ -152,7 +152,7 @@ def print_scale(points: list[ScalePoint], scaling: str, fmt: str, out: IO[str]) 
     Console(file=out, highlight=False).print(scale_table(points, scaling))
 
 
-def _plot(args: argparse.Namespace, draw, terminal) -> None:
+def draw_plot(args: argparse.Namespace, draw, terminal) -> None:
     """``--plot FILE``: the figure with matplotlib, or a terminal chart on stdout and one line saying why."""
     from gputui.analysis.plots import PlotUnavailable
 
@@ -163,14 +163,14 @@ def _plot(args: argparse.Namespace, draw, terminal) -> None:
         draw(path)
     except PlotUnavailable as exc:
         print(f"gputui: {exc}: a terminal chart instead; {path} not written", file=sys.stderr)
-        if _fmt(args) == "table":
+        if output_format(args) == "table":
             from plotext import uncolorize
 
             chart = terminal()
             print(chart if sys.stdout.isatty() else uncolorize(chart))
 
 
-def _check_plot(args: argparse.Namespace) -> str | None:
+def check_plot(args: argparse.Namespace) -> str | None:
     from gputui.analysis.plots import check_path
 
     path = getattr(args, "plot", None)
@@ -182,13 +182,13 @@ def _check_plot(args: argparse.Namespace) -> str | None:
     return None
 
 
-def _fmt(args: argparse.Namespace) -> str:
+def output_format(args: argparse.Namespace) -> str:
     return "json" if getattr(args, "json", False) else "csv" if getattr(args, "csv", False) else "table"
 
 
-def _reports(args: argparse.Namespace) -> list[RunReport] | int:
+def read_reports(args: argparse.Namespace) -> list[RunReport] | int:
     """The RUNs' reports, or the exit status after a one-line error (a bad --plot file, an unreadable RUN)."""
-    problem = _check_plot(args)
+    problem = check_plot(args)
     if problem:
         print(f"gputui: error: {problem}", file=sys.stderr)
         return 2
@@ -202,28 +202,10 @@ def _reports(args: argparse.Namespace) -> list[RunReport] | int:
 def main(args: argparse.Namespace) -> int:
     from gputui.analysis.plots import report_figure, terminal_report_chart
 
-    reports = _reports(args)
+    reports = read_reports(args)
     if isinstance(reports, int):
         return reports
-    print_reports(reports, _fmt(args), sys.stdout)
+    print_reports(reports, output_format(args), sys.stdout)
     first = reports[0]
-    _plot(args, lambda path: report_figure(first, path), lambda: terminal_report_chart(first))
-    return 0
-
-
-def scale_main(args: argparse.Namespace) -> int:
-    if not args.runs:
-        print(
-            "gputui: error: give existing runs with --from RUN... (submitting a sweep is not built yet)",
-            file=sys.stderr,
-        )
-        return 2
-    from gputui.analysis.plots import scale_figure, terminal_scale_chart
-
-    reports = _reports(args)
-    if isinstance(reports, int):
-        return reports
-    points = compare(reports, args.scaling)
-    print_scale(points, args.scaling, _fmt(args), sys.stdout)
-    _plot(args, lambda path: scale_figure(points, args.scaling, path), lambda: terminal_scale_chart(points))
+    draw_plot(args, lambda path: report_figure(first, path), lambda: terminal_report_chart(first))
     return 0

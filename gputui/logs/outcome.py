@@ -138,6 +138,20 @@ _GATE = tuple(
 )
 
 
+def merge_outcome(current: Record | None, new: Record) -> Record:
+    """The run's outcome when several outputs (one per rank, per node) each end with one: a failure
+    first (the earliest one kept: the root cause), then completed or early stopped, then truncated, then
+    unknown -- rank 0 alone says ``train_finished``, so the other ranks' logs end ``unknown``."""
+    if current is None:
+        return new
+    return new if _weight(new) > _weight(current) else current
+
+
+def _weight(record: Record) -> int:
+    outcome = record.get("outcome")
+    return 3 if outcome in FAILURES else {"completed": 2, "early_stopped": 2, "truncated": 1}.get(outcome, 0)
+
+
 def gate(block: bytes) -> list[int]:
     """Sorted offsets in ``block`` where an outcome signal or a traceback may start (a superset: the
     frames of the lines they fall in are checked by :meth:`OutcomeTracker.observe`, the others skip)."""

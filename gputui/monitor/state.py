@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from gputui.analysis.run import RunAnalysis
 from gputui.config import AlertThresholds
-from gputui.logs.outcome import FAILURES
+from gputui.logs.outcome import FAILURES, merge_outcome
 from gputui.monitor.alerts import Alerts
 from gputui.monitor.gpus import GpuBoard
 from gputui.monitor.logtext import LogText
@@ -169,7 +169,7 @@ class DashboardState:
                 self.board.revive_node(host)
                 self.alerts.clear(f"node_lost:{host}")
         elif name == "outcome":
-            self.outcome = rec
+            self.outcome = merge_outcome(self.outcome, rec)
             outcome = rec.get("outcome")
             if outcome in FAILURES:
                 self.alerts.raise_(f"outcome:{outcome}", str(outcome), "error", message, message, rec.time)

@@ -120,3 +120,23 @@ def test_weak_scaling_uses_throughput_per_gpu_and_says_why_it_stalls() -> None:
     assert "communication" in busy[1].diagnosis
     with pytest.raises(ValueError):
         compare([], scaling="sideways")
+
+
+@pytest.mark.parametrize(
+    ("outcomes", "expected"),
+    [
+        (["completed", "unknown"], "completed"),  # rank 0 finished; rank 1's log has no end line
+        (["unknown", "completed"], "completed"),
+        (["truncated", "completed", "unknown"], "completed"),
+        (["completed", "oom", "nccl_error"], "oom"),  # the first failure: the root cause
+        (["unknown", "truncated"], "truncated"),
+    ],
+)
+def test_one_outcome_from_several_outputs(outcomes: list[str], expected: str) -> None:
+    from gputui.monitor.state import DashboardState, JobInfo
+
+    records = [event("outcome", time=T0 + i, outcome=o, evidence=f"rank {i}") for i, o in enumerate(outcomes)]
+    assert RunAnalysis("r").add_all(records).report().outcome == expected
+    state = DashboardState(JobInfo(kind="local", title="demo"))
+    state.ingest(records)
+    assert state.final_outcome()[0] == expected  # the dashboard and the report agree
