@@ -7,6 +7,7 @@ is unmounted).
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
@@ -86,6 +87,30 @@ async def test_report_view_shows_what_gputui_report_computes(folder):
         assert "GPU-node01-00" in shown
         await pilot.press("R")
         assert isinstance(app.screen, DashboardScreen)
+
+
+async def test_report_view_keeps_up_with_a_live_run(folder, monkeypatch):
+    """While R is open, what the dashboard ingests shows in the report at the next redraw."""
+    from gputui.records import event
+    from gputui.tui.screens import report as report_screen
+
+    monkeypatch.setattr(report_screen, "REFRESH_S", 0.1)
+    app = tui_data.make_app(tui_data.one_node(folder))
+    async with app.run_test(size=SIZE) as pilot:
+        dashboard = await tui_data.wait_loaded(pilot)
+        await pilot.press("R")
+        assert "oom: CUDA out of memory" not in _report_text(app.screen)
+        dashboard.state.ingest([event("outcome", outcome="oom", evidence="CUDA out of memory on rank 1")])
+        await pilot.pause(0.4)
+        assert "oom: CUDA out of memory on rank 1" in _report_text(app.screen)
+
+
+def _report_text(screen) -> str:
+    from rich.console import Console
+
+    console = Console(width=110, record=True, file=io.StringIO())
+    console.print(screen.query_one("#report-tables", Static).content)
+    return console.export_text()
 
 
 async def test_g_then_enter_collapses_and_expands_a_node(folder):

@@ -207,7 +207,7 @@ class DashboardScreen(Screen):
         self.app.push_screen(AlertsScreen(self.state))
 
     def action_report(self) -> None:
-        self.app.push_screen(ReportScreen(self.state))
+        self.app.push_screen(ReportScreen(lambda: self.state))
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen())
