@@ -47,7 +47,7 @@ class GpuPane(Widget, can_focus=True):
     BINDINGS = [
         Binding("up,k", "cursor(-1)", "up", show=False),
         Binding("down,j", "cursor(1)", "down", show=False),
-        Binding("enter", "toggle", "expand node"),
+        Binding("enter", "toggle", "expand"),
     ]
     cursor = reactive(0)
 
