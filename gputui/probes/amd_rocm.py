@@ -9,7 +9,8 @@ no temperature getter and returns -1 instead of raising); each record's ``source
 gave each value, and ``source`` names the library. Library devices are matched to sysfs cards by PCI bus
 id, so ``ROCR_VISIBLE_DEVICES``/``HIP_VISIBLE_DEVICES`` filtering (done by the sysfs reader) holds.
 Choose with ``GPUTUI_AMD_LIBRARY`` = ``auto`` (pyrsmi, then amdsmi, then none) | ``pyrsmi`` | ``amdsmi`` |
-``sysfs``.
+``sysfs``. An amdsmi getter a device refuses (not supported there, no permission) is remembered per
+(GPU, getter) and not asked again; its value comes from sysfs and the device's other library values stay.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from gputui.records import Record, event, gpu_sample
 
 LIBRARIES = ("auto", "pyrsmi", "amdsmi", "sysfs")
 _LIB_FIELDS = ("util_gpu_pct", "util_mem_bw_pct", "mem_used_bytes", "mem_total_bytes", "power_w", "temp_c")
+_REFUSED = {2, 3, 10}  # AMDSMI_STATUS_NOT_SUPPORTED, _NOT_YET_IMPLEMENTED, _NO_PERM
 
 
 def quiet_import(what: str) -> tuple[Any, str | None]:
@@ -87,6 +89,7 @@ class AmdRocmBackend(AmdSysfsBackend):
         self.library: str | None = None
         self.lib: Any = None
         self._handles: dict[str, Any] = {}  # gpu_id -> pyrsmi index or amdsmi handle
+        self._refused: set[tuple[str, str]] = set()  # (gpu_id, amdsmi getter), never asked again
         self._events: list[Record] = []
 
     def _open(self) -> list[Device]:
@@ -161,12 +164,16 @@ class AmdRocmBackend(AmdSysfsBackend):
                     "mem_total_bytes": _ok(lib.smi_get_device_memory_total(handle)),
                     "power_w": _ok(lib.smi_get_device_average_power(handle)),
                 }
-            activity = lib.amdsmi_get_gpu_activity(handle)
-            power = lib.amdsmi_get_power_info(handle)
-            vram = lib.amdsmi_get_gpu_memory_usage(handle, lib.AmdSmiMemoryType.VRAM)
-            total = lib.amdsmi_get_gpu_memory_total(handle, lib.AmdSmiMemoryType.VRAM)
-            temp = lib.amdsmi_get_temp_metric(
-                handle, lib.AmdSmiTemperatureType.EDGE, lib.AmdSmiTemperatureMetric.CURRENT
+            activity = self._ask(dev, "amdsmi_get_gpu_activity", handle) or {}
+            power = self._ask(dev, "amdsmi_get_power_info", handle) or {}
+            vram = self._ask(dev, "amdsmi_get_gpu_memory_usage", handle, lib.AmdSmiMemoryType.VRAM)
+            total = self._ask(dev, "amdsmi_get_gpu_memory_total", handle, lib.AmdSmiMemoryType.VRAM)
+            temp = self._ask(
+                dev,
+                "amdsmi_get_temp_metric",
+                handle,
+                lib.AmdSmiTemperatureType.EDGE,
+                lib.AmdSmiTemperatureMetric.CURRENT,
             )
             watts = _ok(power.get("current_socket_power")) or _ok(power.get("average_socket_power"))
             return {
@@ -182,6 +189,18 @@ class AmdRocmBackend(AmdSysfsBackend):
                 event("warning", message=f"{self.library} failed on {dev.gpu_id}: {exc}", backend=self.name)
             )
             return {}
+
+    def _ask(self, dev: Device, name: str, *args: Any) -> Any:
+        """One amdsmi getter; None, and never asked again for this GPU, where the device refuses it."""
+        if (dev.gpu_id, name) in self._refused:
+            return None
+        try:
+            return getattr(self.lib, name)(*args)
+        except Exception as exc:
+            if getattr(exc, "err_code", None) not in _REFUSED:
+                raise
+            self._refused.add((dev.gpu_id, name))
+            return None
 
     def sample(self, *, processes: bool, now: float) -> list[Record]:
         if self.library is None:

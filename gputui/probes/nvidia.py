@@ -3,11 +3,12 @@
 ``nvmlInit`` once; handles cached by UUID; one pass of getters per GPU per tick. Name, UUID, PCI bus id,
 total memory and the power limit are read once. A field that raises NotSupported / NoPermission is
 remembered per (GPU, field) and not asked again; a missing C symbol (FunctionNotFound) disables that getter
-for the process; memory info falls back from v2 to v1 and process lists from ``_v3`` to ``_v2`` (the
-unversioned wrapper raises ``NVMLLibraryMismatchError``, which is not an ``NVMLError``). A GPU that falls
-off the bus (GpuIsLost / Unknown) is reported once as an ``error`` event and then written with every value
-missing and ``lost: true`` while the probe keeps sampling the others. MIG instances are listed as GPUs of
-their own with a ``mig`` object; utilisation is NotSupported on them, as NVML documents.
+for the process; memory info falls back from v2 to v1 (for the process without the v2 symbol, for one GPU
+where it refuses v2) and process lists from ``_v3`` to ``_v2`` (the unversioned wrapper raises
+``NVMLLibraryMismatchError``, which is not an ``NVMLError``). A GPU that falls off the bus (GpuIsLost /
+Unknown) is reported once as an ``error`` event and then written with every value missing and
+``lost: true`` while the probe keeps sampling the others. MIG instances are listed as GPUs of their own
+with a ``mig`` object; utilisation is NotSupported on them, as NVML documents.
 """
 
 from __future__ import annotations
@@ -226,11 +227,15 @@ class NvidiaBackend(Backend):
 
     def _memory(self, dev: Device) -> Any:
         nv = self.nv
-        if self._mem_v2:
+        if self._mem_v2 and (dev.gpu_id, "mem_v2") not in self._refused:
             try:
                 return nv.nvmlDeviceGetMemoryInfo(dev.handle, version=nv.nvmlMemory_v2)
-            except (nv.NVMLError_FunctionNotFound, nv.NVMLError_NotSupported, AttributeError):
+            except (nv.NVMLError_FunctionNotFound, AttributeError):
                 self._mem_v2 = False
+            except nv.NVMLError_NotSupported:
+                self._refused[(dev.gpu_id, "mem_v2")] = "not_supported"  # this GPU only: v1 from now on
+            except nv.NVMLError_NoPermission:
+                self._refused[(dev.gpu_id, "mem_v2")] = "no_permission"
             except nv.NVMLError:
                 pass
         return self._get(dev, "mem_used_bytes", nv.nvmlDeviceGetMemoryInfo, dev.handle)

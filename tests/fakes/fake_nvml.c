@@ -16,6 +16,19 @@
  *   FAKE_NVML_INIT=code          nvmlInit returns this NVML return code (9 driver not loaded, 4 ...)
  *   FAKE_NVML_MIG=i:k            GPU i is in MIG mode with k MIG devices
  *   FAKE_NVML_PROCS=i:pid:bytes,...  compute processes per GPU
+ *   FAKE_NVML_CALLS=path         at nvmlShutdown, write how often each value getter was called, one
+ *                                "<function> <device> <calls>" line each (device: "i", MIG j of GPU i "i/j";
+ *                                nvmlDeviceGetClockInfo is counted per clock type: ".../graphics|sm|mem|video")
+ *
+ * Values of GPU i (MIG instances: their parent's n and i; utilisation and power NOT_SUPPORTED), where n
+ * is how often GPU i's utilisation has been read (gputui reads it first in every tick: the tick, from 1):
+ *   utilisation gpu = (7i + 13n) % 101 %, memory = gpu / 2 %
+ *   memory total 40 GiB (MIG: split evenly); used = (total / 100) * ((20 + 3i + n) % 90) bytes (v2);
+ *     v2 reserved 512 MiB; v1 "used" counts the reserved memory too, as NVML documents (not with NO_MEM_V2)
+ *   temperature (GPU sensor) 40 + (n + i) % 30 C; threshold 90 C
+ *   power 60000 + ((13n + 7i) % 101) * 3000 mW; enforced limit 400000 mW; management limit 450000 mW
+ *   total energy 1000000 (i + 1) + 250000 n mJ
+ *   clocks: graphics 1100, SM 1410, memory 1215, video 1095 MHz; max clocks 1980, 1980, 1593, 1755 MHz
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,10 +84,45 @@ static char name[96] = "NVIDIA A100-SXM4-40GB";
 static procinfo_t procs[MAXGPU][MAXPROC];
 static int nprocs[MAXGPU];
 
+/* Call counters of the value getters, per device slot (GPUs, then MIG instances). */
+enum {
+    C_UTIL, C_MEM, C_MEM_V2, C_TEMP, C_POWER, C_LIMIT, C_MGMT_LIMIT, C_ENERGY,
+    C_CLOCK_GRAPHICS, C_CLOCK_SM, C_CLOCK_MEM, C_CLOCK_VIDEO, C_PROCS_V3, C_PROCS_V2, C_N
+};
+static const char *CALL_NAMES[C_N] = {
+    "nvmlDeviceGetUtilizationRates", "nvmlDeviceGetMemoryInfo", "nvmlDeviceGetMemoryInfo_v2",
+    "nvmlDeviceGetTemperature", "nvmlDeviceGetPowerUsage", "nvmlDeviceGetEnforcedPowerLimit",
+    "nvmlDeviceGetPowerManagementLimit", "nvmlDeviceGetTotalEnergyConsumption",
+    "nvmlDeviceGetClockInfo/graphics", "nvmlDeviceGetClockInfo/sm", "nvmlDeviceGetClockInfo/mem",
+    "nvmlDeviceGetClockInfo/video", "nvmlDeviceGetComputeRunningProcesses_v3",
+    "nvmlDeviceGetComputeRunningProcesses_v2",
+};
+#define NSLOT (MAXGPU + MAXGPU * MAXMIG)
+static unsigned long long calls[C_N][NSLOT];
+
 static unsigned long long fnv(const char *s) {
     unsigned long long h = 1469598103934665603ULL;
     for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
     return h;
+}
+
+static void count(dev_t_ *d, int c) {
+    if (d >= gpus && d < gpus + MAXGPU) calls[c][d - gpus]++;
+    else if (d >= migs && d < migs + MAXGPU * MAXMIG) calls[c][MAXGPU + (d - migs)]++;
+}
+
+static void dump_calls(void) {
+    const char *path = getenv("FAKE_NVML_CALLS");
+    FILE *f = path ? fopen(path, "w") : NULL;
+    if (!f) return;
+    for (int c = 0; c < C_N; c++)
+        for (int s = 0; s < NSLOT; s++) {
+            if (!calls[c][s]) continue;
+            if (s < MAXGPU) fprintf(f, "%s %d %llu\n", CALL_NAMES[c], s, calls[c][s]);
+            else fprintf(f, "%s %d/%d %llu\n", CALL_NAMES[c], (s - MAXGPU) / MAXMIG, (s - MAXGPU) % MAXMIG,
+                         calls[c][s]);
+        }
+    fclose(f);
 }
 
 static int field_index(const char *f) {
@@ -111,6 +159,7 @@ static void setup(void) {
     unsigned long long h = fnv(seed);
     memset(gpus, 0, sizeof gpus);
     memset(nprocs, 0, sizeof nprocs);
+    memset(calls, 0, sizeof calls);
     for (int i = 0; i < ngpu; i++) {
         dev_t_ *d = &gpus[i];
         d->index = i;
@@ -191,7 +240,7 @@ nvmlReturn_t nvmlInit_v2(void) { return nvmlInitWithFlags(0); }
 nvmlReturn_t nvmlInit(void) { return nvmlInitWithFlags(0); }
 nvmlReturn_t nvmlShutdown(void) {
     if (!inited) return UNINIT;
-    inited--;
+    if (--inited == 0) dump_calls();
     return OK;
 }
 
@@ -277,6 +326,7 @@ nvmlReturn_t nvmlDeviceGetPciInfo_v2(dev_t_ *d, pci_t *p) { return nvmlDeviceGet
 nvmlReturn_t nvmlDeviceGetPciInfo(dev_t_ *d, pci_t *p) { return nvmlDeviceGetPciInfo_v3(d, p); }
 
 nvmlReturn_t nvmlDeviceGetUtilizationRates(dev_t_ *d, util_t *u) {
+    count(d, C_UTIL);
     if (d && !d->is_mig) d->util_calls++;
     nvmlReturn_t r = check(d, F_UTIL);
     if (r) return r;
@@ -286,25 +336,35 @@ nvmlReturn_t nvmlDeviceGetUtilizationRates(dev_t_ *d, util_t *u) {
     return OK;
 }
 
+#define RESERVED (512ULL << 20)
+
 static unsigned long long mem_used(dev_t_ *d) {
     unsigned long long n = (d->is_mig ? d->parent : d)->util_calls;
     return (d->mem_total / 100) * ((20 + d->index * 3 + n) % 90);
 }
 
+#ifdef NO_MEM_V2
+#define V1_RESERVED 0ULL
+#else
+#define V1_RESERVED RESERVED
+#endif
+
 nvmlReturn_t nvmlDeviceGetMemoryInfo(dev_t_ *d, mem_t *m) {
+    count(d, C_MEM);
     nvmlReturn_t r = check(d, F_MEM);
     if (r) return r;
     m->total = d->mem_total;
-    m->used = mem_used(d);
+    m->used = mem_used(d) + V1_RESERVED;
     m->free = m->total - m->used;
     return OK;
 }
 #ifndef NO_MEM_V2
 nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(dev_t_ *d, mem2_t *m) {
+    count(d, C_MEM_V2);
     nvmlReturn_t r = check(d, F_MEM);
     if (r) return r;
     m->total = d->mem_total;
-    m->reserved = 512ULL << 20;
+    m->reserved = RESERVED;
     m->used = mem_used(d);
     m->free = m->total - m->used - m->reserved;
     return OK;
@@ -312,6 +372,7 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(dev_t_ *d, mem2_t *m) {
 #endif
 
 nvmlReturn_t nvmlDeviceGetTemperature(dev_t_ *d, int sensor, unsigned int *t) {
+    count(d, C_TEMP);
     nvmlReturn_t r = check(d, F_TEMP);
     if (r) return r;
     if (sensor != 0) return NOT_SUPPORTED;
@@ -325,6 +386,7 @@ nvmlReturn_t nvmlDeviceGetTemperatureThreshold(dev_t_ *d, int th, unsigned int *
 }
 
 nvmlReturn_t nvmlDeviceGetPowerUsage(dev_t_ *d, unsigned int *mw) {
+    count(d, C_POWER);
     nvmlReturn_t r = check(d, F_POWER);
     if (r) return r;
     if (d->is_mig) return NOT_SUPPORTED;
@@ -332,26 +394,45 @@ nvmlReturn_t nvmlDeviceGetPowerUsage(dev_t_ *d, unsigned int *mw) {
     return OK;
 }
 nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(dev_t_ *d, unsigned int *mw) {
+    count(d, C_LIMIT);
     nvmlReturn_t r = check(d, F_LIMIT);
     if (r) return r;
     *mw = 400000;
     return OK;
 }
-nvmlReturn_t nvmlDeviceGetPowerManagementLimit(dev_t_ *d, unsigned int *mw) { return nvmlDeviceGetEnforcedPowerLimit(d, mw); }
+nvmlReturn_t nvmlDeviceGetPowerManagementLimit(dev_t_ *d, unsigned int *mw) {
+    count(d, C_MGMT_LIMIT);
+    nvmlReturn_t r = check(d, F_LIMIT);
+    if (r) return r;
+    *mw = 450000;
+    return OK;
+}
 nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(dev_t_ *d, unsigned long long *mj) {
+    count(d, C_ENERGY);
     nvmlReturn_t r = check(d, F_ENERGY);
     if (r) return r;
-    *mj = 1000000ULL * (d->index + 1) + d->util_calls * 250000ULL;
+    *mj = 1000000ULL * (d->index + 1) + (d->is_mig ? d->parent : d)->util_calls * 250000ULL;
     return OK;
 }
 
+/* clock types: 0 graphics, 1 SM, 2 memory, 3 video */
 nvmlReturn_t nvmlDeviceGetClockInfo(dev_t_ *d, int type, unsigned int *mhz) {
+    if (type >= 0 && type <= 3) count(d, C_CLOCK_GRAPHICS + type);
     nvmlReturn_t r = check(d, F_CLOCK);
     if (r) return r;
-    *mhz = type == 1 ? 1410 : type == 2 ? 1215 : 1100;
+    if (type < 0 || type > 3) return INVALID_ARG;
+    static const unsigned int mhz_of[4] = {1100, 1410, 1215, 1095};
+    *mhz = mhz_of[type];
     return OK;
 }
-nvmlReturn_t nvmlDeviceGetMaxClockInfo(dev_t_ *d, int type, unsigned int *mhz) { return nvmlDeviceGetClockInfo(d, type, mhz); }
+nvmlReturn_t nvmlDeviceGetMaxClockInfo(dev_t_ *d, int type, unsigned int *mhz) {
+    nvmlReturn_t r = check(d, F_CLOCK);
+    if (r) return r;
+    if (type < 0 || type > 3) return INVALID_ARG;
+    static const unsigned int mhz_of[4] = {1980, 1980, 1593, 1755};
+    *mhz = mhz_of[type];
+    return OK;
+}
 
 nvmlReturn_t nvmlDeviceGetFanSpeed(dev_t_ *d, unsigned int *s) { (void)s; return check(d, -1) ? check(d, -1) : NOT_SUPPORTED; }
 
@@ -366,7 +447,10 @@ static nvmlReturn_t get_procs(dev_t_ *d, unsigned int *count, procinfo_t *infos)
     return OK;
 }
 #ifndef NO_V3
-nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(dev_t_ *d, unsigned int *c, procinfo_t *p) { return get_procs(d, c, p); }
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(dev_t_ *d, unsigned int *c, procinfo_t *p) {
+    count(d, C_PROCS_V3);
+    return get_procs(d, c, p);
+}
 nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(dev_t_ *d, unsigned int *c, procinfo_t *p) {
     nvmlReturn_t r = check(d, -1);
     if (r) return r;
@@ -375,7 +459,10 @@ nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(dev_t_ *d, unsigned int *c
     return OK;
 }
 #endif
-nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(dev_t_ *d, unsigned int *c, procinfo_t *p) { return get_procs(d, c, p); }
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(dev_t_ *d, unsigned int *c, procinfo_t *p) {
+    count(d, C_PROCS_V2);
+    return get_procs(d, c, p);
+}
 nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v2(dev_t_ *d, unsigned int *c, procinfo_t *p) {
     nvmlReturn_t r = check(d, -1);
     if (r) return r;
