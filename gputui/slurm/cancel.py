@@ -2,7 +2,10 @@
 
 ``scancel`` exits 0 even for unknown job ids, so the job is looked up first (unknown / someone else's →
 one-line error) and its state is checked afterwards: a cancel is confirmed when the job leaves the active
-states; a signal is confirmed by scancel's verbose "Signal N to job J" line and the job still being known.
+states within :data:`CONFIRM_TIMEOUT_S`; a signal is confirmed by the line ``scancel -v`` prints once
+slurmctld accepted it (22.05: ``scancel: Signal 10 to full job 928`` on stderr; ``batch job`` for
+``--batch``, ``job`` without either; a refused signal prints ``Kill job error ...`` instead) and the job
+still being known.
 
 Signals go to every step **and the batch shell** (``scancel --full``): a ``python train.py`` started
 directly in the batch script has no step of its own and would otherwise never see e.g. ``USR1``.
@@ -20,7 +23,9 @@ from gputui.slurm.jobid import validate_jobid
 from gputui.slurm.jobs import Job, JobNotFound, check_mine
 from gputui.slurm.scontrol import job_detail
 
-CONFIRM_TIMEOUT_S = 15.0
+CONFIRM_TIMEOUT_S = 15.0  # read at call time: how long a cancel may take to be confirmed
+# scancel's "Signal %u to %sjob %s" (22.05 format string; %s is "", "full " or "batch ").
+_SIGNAL_SENT = re.compile(r"Signal (\d+) to (?:\w+ )?job (\S+)")
 
 
 @dataclass
@@ -64,14 +69,22 @@ def _wait_ended(job_id: str, env: dict[str, str] | None, timeout: float) -> Job 
         time.sleep(0.2)
 
 
+def _signal_sent(stderr: str, sig: str, jid: str) -> bool:
+    """Whether ``scancel -v`` said it sent ``sig`` to ``jid`` (it says so only once slurmctld accepted)."""
+    number = _signal.Signals[f"SIG{sig}"].value
+    return any(int(m.group(1)) == number and m.group(2) == jid for m in _SIGNAL_SENT.finditer(stderr))
+
+
 def cancel_job(
     job_id: str,
     *,
     signal: str | None = None,
     env: dict[str, str] | None = None,
-    timeout: float = CONFIRM_TIMEOUT_S,
+    timeout: float | None = None,
 ) -> CancelResult:
-    """Cancel (or signal) one of my jobs and confirm. Raises :class:`SlurmError` with one line."""
+    """Cancel (or signal) one of my jobs and confirm (a cancel within ``timeout``, default
+    :data:`CONFIRM_TIMEOUT_S`). Raises :class:`SlurmError` with one line."""
+    timeout = CONFIRM_TIMEOUT_S if timeout is None else timeout
     jid = validate_jobid(job_id)
     sig = normalize_signal(signal) if signal else None
     try:
@@ -93,8 +106,12 @@ def cancel_job(
         except JobNotFound:
             after = None
         state = after.state if after else "UNKNOWN"
-        confirmed = after is not None and not failure
-        msg = f"sent SIG{sig} to job {jid} (all steps and the batch shell); job is {state}"
+        sent = _signal_sent(res.stderr, sig, jid)
+        confirmed = sent and after is not None and not failure
+        if sent:
+            msg = f"sent SIG{sig} to job {jid} (all steps and the batch shell); job is {state}"
+        else:
+            msg = f"asked Slurm to send SIG{sig} to job {jid}, but scancel did not confirm it; job is {state}"
         return CancelResult(jid, "signalled", sig, state, confirmed, msg)
     after = _wait_ended(jid, env, timeout)
     state = after.state if after else "GONE"
