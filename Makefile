@@ -50,7 +50,7 @@ $(VENV)/.demo: $(VENV)/.core
 # torch first and pinned: 2.13.0 is the local CPU wheel; any other spec pulls GBs of CUDA packages.
 $(VENV)/.test: $(VENV)/.core pyproject.toml
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e '.[nvidia,amd,test,tf]'
+	$(BIN)/pip install -q -e '.[nvidia,amd,test,tf,lightning]'
 	touch $@
 
 clean:

@@ -107,7 +107,13 @@ def _add_launch_options(parser: argparse.ArgumentParser) -> None:
         metavar="LINE",
         help="a shell line run before the command, as written (repeatable: module load ..., source venv)",
     )
-    parser.add_argument("--pattern", choices=("per-gpu", "torchrun", "per-node"), default="per-gpu")
+    parser.add_argument(
+        "--pattern",
+        choices=("per-gpu", "torchrun", "per-node", "lightning"),
+        default="per-gpu",
+        help="per-gpu: srun starts one task per GPU; torchrun: one torchrun per node; per-node: one task "
+        "per node (TensorFlow); lightning: one task per GPU, Lightning reads Slurm itself (default per-gpu)",
+    )
     parser.add_argument("--job-name", metavar="NAME", help="Slurm job name (default: the program's name)")
 
 
@@ -324,8 +330,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check = sub.add_parser("check", help="validate record files and count what a reader would skip")
     check.add_argument("files", nargs="+", metavar="FILE")
-    train = sub.add_parser("train", help="run a reference trainer: gputui train torch|tf --help")
-    train.add_argument("framework", choices=("torch", "tf"))
+    train = sub.add_parser("train", help="run a reference trainer: gputui train torch|tf|lightning --help")
+    train.add_argument("framework", choices=("torch", "tf", "lightning"))
     train.add_argument("args", nargs=argparse.REMAINDER)
     return parser
 

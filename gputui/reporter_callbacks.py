@@ -89,7 +89,10 @@ def _build_lightning() -> type:
         from pytorch_lightning import Callback
 
     class LightningReporter(Callback):
-        """Report ``trainer.callback_metrics`` at each training epoch end from every rank."""
+        """Report ``trainer.callback_metrics`` at each training epoch end from every rank, with the
+        epoch time, this rank's images (``batch_size`` = batch per rank) and, on rank 0, the global
+        images/s; rank 0 also says when training starts (epochs, world size, steps per epoch) and when
+        it has finished (the evidence of a completed run)."""
 
         def __init__(self, reporter: Reporter | None = None, batch_size: int | None = None) -> None:
             super().__init__()
@@ -98,9 +101,24 @@ def _build_lightning() -> type:
             self._start = 0.0
             self._steps = 0
 
-        def on_train_epoch_start(self, trainer: Any, pl_module: Any) -> None:
+        def _reporter(self, trainer: Any) -> Reporter:
             if self.reporter is None:
                 self.reporter = Reporter(rank=trainer.global_rank, human=trainer.global_rank == 0)
+            return self.reporter
+
+        def on_train_start(self, trainer: Any, pl_module: Any) -> None:
+            reporter = self._reporter(trainer)
+            if trainer.global_rank == 0:
+                steps = trainer.num_training_batches
+                reporter.start(
+                    epochs=trainer.max_epochs,
+                    world_size=trainer.world_size,
+                    steps_per_epoch=steps if isinstance(steps, int) else None,
+                    global_batch=self.batch_size * trainer.world_size if self.batch_size else None,
+                )
+
+        def on_train_epoch_start(self, trainer: Any, pl_module: Any) -> None:
+            self._reporter(trainer)
             self._start, self._steps = time.perf_counter(), 0
 
         def on_train_batch_end(
@@ -112,16 +130,22 @@ def _build_lightning() -> type:
             elapsed = time.perf_counter() - self._start
             metrics = {k: _number(v) for k, v in dict(trainer.callback_metrics).items()}
             images = self._steps * self.batch_size if self.batch_size else None
-            assert self.reporter is not None
-            self.reporter.epoch_end(
+            world = getattr(trainer, "world_size", None)
+            if images and world and trainer.global_rank == 0 and elapsed > 0:
+                metrics["global_images_per_s"] = images * world / elapsed  # DistributedSampler: equal shares
+            self._reporter(trainer).epoch_end(
                 trainer.current_epoch + 1,
                 metrics,
                 epoch_time_s=elapsed,
                 images=images,
                 steps=self._steps or None,
                 step=int(trainer.global_step),
-                world_size=getattr(trainer, "world_size", None),
+                world_size=world,
             )
+
+        def on_train_end(self, trainer: Any, pl_module: Any) -> None:
+            if trainer.global_rank == 0 and not getattr(trainer, "interrupted", False):
+                self._reporter(trainer).finish(epochs=trainer.current_epoch)
 
     return LightningReporter
 

@@ -21,6 +21,7 @@ from typing import IO
 
 from gputui.logs.epochs import EpochRow, EpochTable
 from gputui.logs.lightning_csv import CsvMetricsParser
+from gputui.logs.metric_files import metric_file_kind, metric_file_parser
 from gputui.logs.parser import FAMILIES, LogParser
 from gputui.logs.tensorboard import EventFileParser
 from gputui.recordio import encode_record, read_records
@@ -35,11 +36,10 @@ def _kind(path: str, fmt: str, head: bytes) -> str:
         return fmt
     if fmt != "auto":
         return "text"
+    kind = metric_file_kind(path)
+    if kind is not None:
+        return kind
     base = os.path.basename(path)
-    if "tfevents" in base:
-        return "tensorboard"
-    if base.endswith(".csv"):
-        return "csv"
     if head.lstrip().startswith(b'{"v":') and base.endswith((".jsonl", ".json")):
         return "jsonl"
     return "text"
@@ -81,14 +81,8 @@ def _records(
         stream.seek(0)
         yield from read_records(stream)
         return
-    if kind == "tensorboard":
-        parent = os.path.basename(os.path.dirname(os.path.abspath(path))).lower()
-        parser: CsvMetricsParser | EventFileParser | LogParser = EventFileParser(
-            "val_" if parent.startswith(("val", "eval")) else ""
-        )
-    elif kind == "csv":
-        parser = CsvMetricsParser()
-    else:
+    parser: CsvMetricsParser | EventFileParser | LogParser | None = metric_file_parser(path, kind)
+    if parser is None:
         parser = LogParser(fmt)
         parser.thin = thin
     chunk, done = head, 0

@@ -2,8 +2,10 @@
 whether more GPUs helped (``docs/analysis.md``).
 
 RUN is a record file (``--log``, ``attach --output``, ``gputui parse --json``), a training log (read by the
-project's log parser), or a Slurm job id (its ``slurm-ID.out`` and ``gputui-ID-*.jsonl`` in the current
-directory, read together). Rich tables on a terminal; ``--json`` and ``--csv`` for scripts.
+project's log parser), a metric file or run directory (``metrics.csv``, TensorBoard events,
+``lightning_logs/``: :mod:`gputui.logs.metric_files`), or a Slurm job id (its ``slurm-ID.out`` and
+``gputui-ID-*.jsonl`` in the current directory, read together).
+Rich tables on a terminal; ``--json`` and ``--csv`` for scripts.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections.abc import Iterator
 from typing import IO
 
 from gputui.analysis import RunAnalysis, RunReport, ScalePoint
+from gputui.logs.metric_files import metric_file_parser, run_dir_files
 from gputui.logs.parser import LogParser
 from gputui.recordio import read_file
 from gputui.records import Record
@@ -43,7 +46,10 @@ def run_files(run: str, folder: str = ".") -> list[str]:
             return files
         raise RunError(f"job {run}: no slurm-{run}.out or gputui-{run}-*.jsonl in {os.path.abspath(folder)}")
     if os.path.isdir(run):
-        raise RunError(f"{run}: is a directory (give record files, training logs or job ids)")
+        files = run_dir_files(run)
+        if files:
+            return files  # a run directory: Lightning's metrics.csv or TensorBoard events
+        raise RunError(f"{run}: a directory without metrics.csv, event files or lightning_logs/")
     raise RunError(f"{run}: no such file or job id")
 
 
@@ -54,12 +60,15 @@ def _is_record_file(path: str) -> bool:
 
 
 def file_records(path: str) -> Iterator[Record]:
-    """A file's records: read as records, or parsed as a training log (catch-up mode: exact epochs)."""
+    """A file's records: read as records, a metric file (``metrics.csv``, TensorBoard events) by its
+    reader, or parsed as a training log (catch-up mode: exact epochs)."""
     if _is_record_file(path):
         yield from read_file(path)
         return
-    parser = LogParser()
-    parser.thin = True
+    parser = metric_file_parser(path)
+    if parser is None:
+        parser = LogParser()
+        parser.thin = True
     with open(path, "rb") as stream:
         while chunk := stream.read(READ_SIZE):
             yield from parser.feed(chunk)

@@ -1,6 +1,6 @@
-"""``gputui train torch|tf ARGS...``: run a reference trainer in this process.
+"""``gputui train torch|tf|lightning ARGS...``: run a reference trainer in this process.
 
-Same as ``python -m gputui.trainers.torch_ddp ARGS`` / ``python -m gputui.trainers.tf_keras ARGS``;
+Same as ``python -m gputui.trainers.torch_ddp ARGS`` / ``tf_keras`` / ``lightning_ddp``;
 launch it once per task under ``srun`` (see ``docs/trainers.md``). torch/TensorFlow are imported
 only here, when the command runs.
 """
@@ -10,7 +10,11 @@ from __future__ import annotations
 import argparse
 import importlib
 
-_MODULES = {"torch": "gputui.trainers.torch_ddp", "tf": "gputui.trainers.tf_keras"}
+_MODULES = {
+    "torch": "gputui.trainers.torch_ddp",
+    "tf": "gputui.trainers.tf_keras",
+    "lightning": "gputui.trainers.lightning_ddp",
+}
 
 
 def main(args: argparse.Namespace) -> int:

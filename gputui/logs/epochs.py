@@ -8,7 +8,8 @@
   for the same epoch and name is another stream (unlabelled ranks printing the same line): it is counted
   in ``streams`` and kept in ``conflicts``, never averaged. Identical repeats only raise ``streams``.
 - Epoch time: printed (``epoch_time_s`` record), else, when ``measure`` is on (live following) or the
-  lines carry printed timestamps, the time between this epoch's end and the previous one's, marked
+  records carry a clock's time (timestamps printed in the lines, or the writer's own time as in
+  TensorBoard event files), the time between this epoch's end and the previous one's, marked
   ``epoch_time_source="measured"``.
 - images/s = samples / epoch time, where samples come from the log (Keras sample counters, the
   ``[640/60000 (1%)]`` counter of the pytorch MNIST shape: ``samples_total`` on step records) or
@@ -133,7 +134,7 @@ class EpochTable:
             self._rows.append(row)
         stream.last_epoch = epoch
         row.end_time = record.time
-        row.end_time_printed = fields.get("time_source") == "printed"
+        row.end_time_printed = fields.get("time_source") in ("printed", "emitted")  # a clock, not a read
         self._set(row, name, value, fields.get("source"), fields)
 
     def _count(self, stream: _Stream, epoch: int | float, fields: dict) -> None:

@@ -183,6 +183,8 @@ class OutcomeTracker:
         self.unfinished_progress = False
         self.last_epoch_line: tuple[int, str] | None = None
         self.finished: tuple[int, str] | None = None  # the latest framework end message (FINISH)
+        self._epoch: float | None = None  # the 0-based epoch of the last epoch line
+        self._epoch_start: int | None = None  # the line where that epoch was first seen
 
     def _drop_failed_start(self) -> None:
         """A traceback before any training output, then training: a failed start (an earlier job's
@@ -269,10 +271,17 @@ class OutcomeTracker:
         detail = {k: v for k, v in info.items() if k not in ("signal", "before_training") and v is not None}
         return event(level, message=f"{signal}: {info['evidence'][:200]}", time=now, signal=signal, **detail)
 
-    def saw_epoch(self, line: int, text: str) -> None:
+    def saw_epoch(self, line: int, text: str, epoch: float | None = None) -> None:
+        """An epoch line; ``epoch``: its 0-based epoch where known. A completion line counts when it
+        comes after the line where the last epoch was first seen: the same epoch drawn again (a progress
+        bar's last refresh as it closes, after the end message) is not training after the end."""
         self.saw_training = True
         self.epochs_after += 1
         self.last_epoch_line = (line, text)
+        if epoch is None or epoch != self._epoch or self._epoch_start is None:
+            self._epoch_start = line
+        if epoch is not None:
+            self._epoch = epoch
         if self._open_tb is not None:  # training went on: that traceback was not fatal
             self.signals.remove(self._open_tb)
             self._open_tb = None
@@ -300,7 +309,7 @@ class OutcomeTracker:
         if early:
             return self._outcome("early_stopped", early[0], now, [])
         where = {"evidence": last_frame[1][:500], "line": last_frame[0]} if last_frame else {}
-        after = self.last_epoch_line[0] if self.last_epoch_line is not None else -1
+        after = self._epoch_start if self._epoch_start is not None else -1
         done = [(n, t) for n, t in recent if n >= after and _says_finished(t)]
         if self.finished is not None and self.finished[0] >= after:
             done = sorted([*done, self.finished])  # the latest line that says so is the evidence

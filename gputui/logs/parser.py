@@ -274,7 +274,7 @@ class LogParser:
             if ctx.stated_epoch:
                 ctx.stated_epoch = False
                 if records:
-                    tracker.saw_epoch(line, text)
+                    tracker.saw_epoch(line, text, _epoch_index(records))
             if (
                 inert is not None
                 and not records
@@ -328,3 +328,13 @@ def parse_bytes(
     if finish:
         out.extend(parser.finish())
     return out
+
+
+def _epoch_index(records: list[Record]) -> float | None:
+    """The 0-based epoch of a frame's epoch records (a bar counts from 0, a trainer from 1); None where
+    the log does not say where it counts from."""
+    for record in records:
+        epoch, base = record.fields.get("epoch"), record.fields.get("epoch_base")
+        if record.kind == "metric" and isinstance(epoch, int | float) and isinstance(base, int):
+            return epoch - base
+    return None

@@ -9,6 +9,11 @@ decode is skipped.
 
 Keras writes ``epoch_loss``, ``epoch_accuracy`` with the epoch as step: those become scope ``epoch``
 (``loss``, 0-based epoch); ``prefix`` (e.g. ``val_`` for a ``validation/`` run directory) is prepended.
+
+Lightning's ``TensorBoardLogger`` writes an ``epoch`` scalar (0-based) after the metrics of each logged
+step: it labels them (``epoch``, ``epoch_base`` 0) and is not a metric itself; its ``val_*``, ``test_*``
+and ``*_epoch`` values become scope ``epoch`` (as in its ``metrics.csv``), the others stay per step. The
+records of a step are held until its ``epoch`` tag or the end of the bytes fed.
 """
 
 from __future__ import annotations
@@ -117,6 +122,7 @@ class EventFileParser:
         self._buf = b""
         self._ctx = Context()
         self.skipped = 0
+        self._pending: list[Record] = []  # the current step's per-step records, until its epoch tag
 
     def feed(self, data: bytes, now: float | None = None) -> list[Record]:
         buf = self._buf + data
@@ -134,11 +140,17 @@ class EventFileParser:
             out.extend(self._event(buf[pos + 12 : pos + 12 + length], now))
             pos = end
         self._buf = buf[pos:]
-        return out
+        return out + self._flush()
 
     def finish(self, now: float | None = None) -> list[Record]:
         self._buf = b""
-        return []
+        return self._flush()
+
+    def _flush(self) -> list[Record]:
+        out, self._pending = self._pending, []
+        for rec in out:
+            rec.fields.pop("tag", None)
+        return out
 
     def _event(self, data: bytes, now: float | None) -> list[Record]:
         try:
@@ -147,8 +159,13 @@ class EventFileParser:
             self.skipped += 1
             return []
         out = []
+        if self._pending and self._pending[0].fields.get("step") != step:
+            out = self._flush()  # another step: the last one had no epoch tag
         when = wall_time if wall_time is not None else now
         for tag, value in values:
+            if tag == "epoch" and step is not None:  # Lightning: the epoch of this step's metrics
+                self._label(int(value))
+                continue
             name, scope, epoch, step_field = tag, "step", None, step
             if tag.startswith("epoch_"):
                 name, scope, epoch, step_field = tag[len("epoch_") :], "epoch", step, None
@@ -164,5 +181,16 @@ class EventFileParser:
             )
             if rec is not None:
                 rec.fields["time_source"] = "emitted"
-                out.append(rec)
+                if scope == "step":
+                    rec.fields["tag"] = tag
+                    self._pending.append(rec)
+                else:
+                    out.append(rec)
         return out
+
+    def _label(self, epoch: int) -> None:
+        for rec in self._pending:
+            tag = rec.fields.pop("tag", "")
+            rec.fields["epoch"], rec.fields["epoch_base"] = epoch, 0
+            if tag.startswith(("val_", "val/", "test_")) or tag.endswith("_epoch"):
+                rec.fields["scope"] = "epoch"

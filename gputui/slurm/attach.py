@@ -65,6 +65,7 @@ _STEP_CANCELLED = re.compile(r"\*\*\* STEP \S+ ON \S+ CANCELLED AT \S+(?: DUE TO
 WAITING_STATES = ("PENDING", "CONFIGURING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "SUSPENDED")
 STOP_GRACE_S = 5.0
 SETTLE_S = 10.0  # after the step ends, how long to wait for the job to leave COMPLETING
+RUN_DIR_CHECK_S = 10.0  # how often to look for the job's lightning_logs/ until it appears
 
 
 class AttachError(SlurmError):
@@ -126,6 +127,7 @@ class Attacher:
         self.started_at = time.monotonic()
         self.step_ending: str | None = None  # set once slurmstepd reports the whole step cancelled
         self._followers: list[tuple[str, object]] = []
+        self._metric_files_found, self._next_dir_check = False, 0.0
 
     # ------------------------------------------------------------------ job state
 
@@ -301,6 +303,8 @@ class Attacher:
             from gputui.logs.follower import LogFollower  # the project's one follower
         except ImportError:
             return
+        self._metric_files_found, self._next_dir_check = False, 0.0
+        self._open_metric_files(job)
         for path in dict.fromkeys(p for p in (job.stdout, job.stderr) if p):
             on_data = (lambda data, p=path: self.on_text(p, data)) if self.on_text else None
             on_reset = (lambda why, p=path: self.on_reset(p, why)) if self.on_reset else None
@@ -308,6 +312,24 @@ class Attacher:
                 path, job=job.job_id, on_data=on_data, on_reset=on_reset, on_progress=self.on_progress
             )
             self._followers.append((path, follower))
+
+    def _open_metric_files(self, job: Job) -> None:
+        """Lightning's metric files of the job (its working directory's ``lightning_logs/``,
+        :func:`gputui.logs.metric_files.run_dir_files`), looked for every :data:`RUN_DIR_CHECK_S` until
+        they appear: a training writes them only once it has started."""
+        now = time.monotonic()
+        if self._metric_files_found or not job.work_dir or now < self._next_dir_check:
+            return
+        self._next_dir_check = now + RUN_DIR_CHECK_S
+        from gputui.logs.metric_files import MetricFileFollower, run_dir_files
+
+        since = time.time() - (job.time_used_s or 0) - 60  # a run directory of this job, not an older one
+        files = run_dir_files(job.work_dir, job_id=job.job_id, since=since)
+        for path in files:
+            self._followers.append((path, MetricFileFollower(path, job=job.job_id)))
+        if files:
+            self._metric_files_found = True
+            self._say("job_state", f"following {', '.join(files)}", state=job.state)
 
     def _poll_logs(self, final: bool = False) -> None:
         for _path, follower in self._followers:
@@ -375,6 +397,8 @@ class Attacher:
                 elif tag == "err":
                     self._handle_stderr(raw, stderr_tail)
                 self._check_silence()
+                if self.options.follow_logs:
+                    self._open_metric_files(job)
                 if self._followers and time.monotonic() >= next_log:
                     self._poll_logs()
                     next_log = time.monotonic() + self.options.log_poll_s

@@ -1,15 +1,20 @@
 """The batch script ``gputui run`` writes: a readable ``#SBATCH`` template for three launch patterns.
 
-* ``per-gpu`` — one task per GPU: ``srun -u CMD`` starts nodes × tasks-per-node copies; each reads its rank
+* ``per-gpu`` — one task per GPU: ``srun CMD`` starts nodes × tasks-per-node copies; each reads its rank
   from ``SLURM_PROCID`` (what ``gputui.distenv`` and the reference trainers do).
 * ``torchrun`` — one task per node running ``torchrun --nproc_per_node=T --no-python CMD`` (LUMI style;
   rendezvous ``c10d`` at ``MASTER_ADDR:MASTER_PORT``).
 * ``per-node`` — one task per node using all its GPUs (TensorFlow ``MirroredStrategy`` /
   ``MultiWorkerMirroredStrategy`` with ``SlurmClusterResolver``).
+* ``lightning`` — PyTorch Lightning: one task per GPU started by ``srun`` (as ``per-gpu``, no torchrun);
+  Lightning reads ``SLURM_PROCID``/``SLURM_LOCALID``/``SLURM_NODEID`` itself and needs
+  ``--ntasks-per-node`` equal to ``Trainer(devices=...)``, and a job not named ``bash``/``interactive``.
 
 ``MASTER_ADDR`` is the job's first host (``scontrol show hostnames``), ``MASTER_PORT`` is computed in the
 script from ``SLURM_JOB_ID`` with the same formula as :func:`gputui.distenv.master_port_for_job`, and the
-user's command is written with :func:`shlex.join`, so it reaches the program byte for byte. Scripts are
+user's command is written with :func:`shlex.join`, so it reaches the program byte for byte. ``srun`` has
+no ``-u``: an ``--unbuffered`` task gets a pseudo-terminal of zero width, on which tqdm bars print nothing
+(``PYTHONUNBUFFERED=1`` streams Python's output instead). Scripts are
 kept in :func:`scripts_dir` and renamed ``<name>-<jobid>.sh`` once sbatch has given the job id.
 """
 
@@ -25,13 +30,18 @@ from pathlib import Path
 from gputui.distenv import PORT_HIGH, PORT_LOW
 from gputui.slurm.commands import SlurmError, run_slurm
 
-PATTERNS = ("per-gpu", "torchrun", "per-node")
+PATTERNS = ("per-gpu", "torchrun", "per-node", "lightning")
 GPU_BACKENDS = ("auto", "nvidia", "amd", "sim", "none")  # `gputui --backend` choices
 _DESCRIPTIONS = {
     "per-gpu": "one task per GPU: srun starts every rank; each reads its rank from SLURM_PROCID",
     "torchrun": "one task per node running torchrun, which starts the node's ranks",
     "per-node": "one task per node using all of the node's GPUs (e.g. TensorFlow MirroredStrategy)",
+    "lightning": "PyTorch Lightning: srun starts one task per GPU; Lightning reads Slurm's variables itself",
 }
+LIGHTNING_NOTE = [
+    "# Lightning's SLURMEnvironment takes the ranks from SLURM_PROCID/SLURM_LOCALID/SLURM_NODEID and needs",
+    "# --ntasks-per-node equal to Trainer(devices=...) and --nodes equal to Trainer(num_nodes=...).",
+]
 
 
 @dataclass
@@ -91,6 +101,11 @@ def validate(spec: LaunchSpec) -> None:
     for line in spec.setup_lines:
         if "\n" in line or "\r" in line:
             raise SlurmError(f"set-up line {line!r} must be one line")
+    if spec.pattern == "lightning" and spec.name in ("bash", "interactive"):
+        raise SlurmError(
+            f"job name {spec.name!r}: Lightning takes a job of that name for an interactive session and "
+            "ignores Slurm's tasks (use --job-name)"
+        )
     if spec.account is not None and not re.fullmatch(r"[A-Za-z0-9_.+-]+", spec.account):
         raise SlurmError(f"--account {spec.account!r} is not a valid value")
 
@@ -134,6 +149,7 @@ def render(spec: LaunchSpec) -> str:
         lines += ["", "# Environment setup (--setup lines, as written)", *setup]
     world = {
         "per-gpu": "$SLURM_NTASKS",
+        "lightning": "$SLURM_NTASKS",
         "torchrun": f"$(( SLURM_NNODES * {spec.ranks_per_node} ))",
         "per-node": "$SLURM_NNODES",
     }[spec.pattern]
@@ -171,7 +187,7 @@ def render(spec: LaunchSpec) -> str:
     if spec.pattern == "torchrun":
         launch = [
             f"# torchrun starts {spec.ranks_per_node} ranks per node and sets RANK, LOCAL_RANK, WORLD_SIZE.",
-            "srun -u torchrun \\",
+            "srun torchrun \\",
             '    --nnodes="$SLURM_NNODES" \\',
             f"    --nproc_per_node={spec.ranks_per_node} \\",
             '    --rdzv_id="$SLURM_JOB_ID" \\',
@@ -180,8 +196,10 @@ def render(spec: LaunchSpec) -> str:
             "    --no_python \\",
             f"    {user_cmd}",
         ]
+    elif spec.pattern == "lightning":
+        launch = [*LIGHTNING_NOTE, f"srun {user_cmd}"]
     else:
-        launch = [f"srun -u {user_cmd}"]
+        launch = [f"srun {user_cmd}"]
     lines.append("")
     if spec.gpu_log:
         launch[-1] += " || status=$?"

@@ -25,6 +25,7 @@ import time
 
 from gputui.logs.catchup import PREVIEW_MIN_BYTES, preview_records, read_tail
 from gputui.logs.follower import FileFollower, LogFollower
+from gputui.logs.metric_files import MetricFileFollower, metric_file_kind, run_dir_files
 from gputui.monitor.logtext import LogText
 from gputui.monitor.state import DashboardState, JobInfo
 from gputui.recordio import DEFAULT_MAX_LINE_BYTES, ReadStats, parse_line, records_of_line
@@ -162,9 +163,18 @@ class ReplaySource(RecordSource):
                 self._say(feed, "error", f"{path}: no such file")
                 continue
             if os.path.isdir(path):
-                self._say(feed, "error", f"{path}: is a directory (give record files or training logs)")
+                files = run_dir_files(path)
+                if not files:
+                    self._say(
+                        feed,
+                        "error",
+                        f"{path}: a directory without metrics.csv, event files or lightning_logs/",
+                    )
+                readers += [(f, MetricFileFollower(f)) for f in files]
                 continue
-            if is_record_file(path):
+            if metric_file_kind(path) is not None:
+                readers.append((path, MetricFileFollower(path)))
+            elif is_record_file(path):
                 readers.append((path, _RecordFile(path)))
             else:
                 self._logs[path] = LogText(path)
@@ -223,7 +233,7 @@ class ReplaySource(RecordSource):
                 records = reader.poll()
             except OSError:
                 continue
-            if isinstance(reader, LogFollower):
+            if isinstance(reader, LogFollower | MetricFileFollower):
                 records = self._retime(path, records)
             new.extend(records)
         self.skipped = sum(r.stats.skipped for _p, r in readers if isinstance(r, _RecordFile))
@@ -284,7 +294,8 @@ class ReplaySource(RecordSource):
     def run(self, feed: Feed) -> None:
         readers = self._open(feed)
         if not readers:
-            self._say(feed, "error", "nothing to replay")
+            problems = "; ".join(message for level, message, _ in self._said if level == "error")
+            self._say(feed, "error", f"nothing to replay: {problems}" if problems else "nothing to replay")
             return
         self._preview(feed, readers)
         while True:  # load everything there is now

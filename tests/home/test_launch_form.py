@@ -160,7 +160,8 @@ def test_command_missing() -> None:
 
 
 def test_pattern_unknown() -> None:
-    assert errors_of(pattern="mpi") == {"pattern": "launch pattern is one of per-gpu, torchrun, per-node"}
+    expected = "launch pattern is one of per-gpu, torchrun, per-node, lightning"
+    assert errors_of(pattern="mpi") == {"pattern": expected}
 
 
 def test_local_run_has_one_node() -> None:
@@ -178,7 +179,7 @@ def test_several_bad_fields_each_named() -> None:
 
 
 def srun_line(script: str) -> list[str]:
-    lines = [ln for ln in script.splitlines() if ln.startswith("srun -u ")]
+    lines = [ln for ln in script.splitlines() if ln.startswith("srun ")]
     assert len(lines) == 1, script
     return shlex.split(lines[0])
 
@@ -211,7 +212,7 @@ def test_preview_is_render_of_the_spec_with_every_value() -> None:
     )
     assert load < source < master
     # the command reaches the program unchanged: the argument with a space and a $ is one word
-    assert srun_line(text) == ["srun", "-u", "python", "train.py", "--msg", "a b $HOME", "--lr=1e-3"]
+    assert srun_line(text) == ["srun", "python", "train.py", "--msg", "a b $HOME", "--lr=1e-3"]
 
 
 def test_preview_torchrun_and_tasks_per_node() -> None:

@@ -64,12 +64,12 @@ LINES = {
     "per-gpu": [
         "#SBATCH --ntasks-per-node=4",  # one task per GPU
         "export WORLD_SIZE=$SLURM_NTASKS",
-        f"srun -u {QUOTED}",
+        f"srun {QUOTED}",
     ],
     "torchrun": [
         "#SBATCH --ntasks-per-node=1",  # torchrun starts the node's 4 ranks
         "export WORLD_SIZE=$(( SLURM_NNODES * 4 ))",
-        "srun -u torchrun \\",
+        "srun torchrun \\",
         '    --nnodes="$SLURM_NNODES" \\',
         "    --nproc_per_node=4 \\",
         '    --rdzv_id="$SLURM_JOB_ID" \\',
@@ -81,7 +81,12 @@ LINES = {
     "per-node": [
         "#SBATCH --ntasks-per-node=1",  # one task per node, all its GPUs
         "export WORLD_SIZE=$SLURM_NNODES",
-        f"srun -u {QUOTED}",
+        f"srun {QUOTED}",
+    ],
+    "lightning": [
+        "#SBATCH --ntasks-per-node=4",  # Lightning: one task per device, started by srun
+        "export WORLD_SIZE=$SLURM_NTASKS",
+        f"srun {QUOTED}",
     ],
 }
 
@@ -161,7 +166,7 @@ def test_script_runs_the_command_with_the_rendezvous(
         "SLURM_NTASKS": "8" if pattern == "per-gpu" else "2",
     }
     subprocess.run([bash, str(script)], env=env, check=True, timeout=30)
-    assert (tmp_path / "srun.args").read_bytes().split(b"\0")[:-1] == [w.encode() for w in ["-u", *launch]]
+    assert (tmp_path / "srun.args").read_bytes().split(b"\0")[:-1] == [w.encode() for w in launch]
     assert (tmp_path / "srun.env").read_text().splitlines() == [
         "MASTER_ADDR=node7",
         "MASTER_PORT=22345",

@@ -273,7 +273,7 @@ async def test_only_a_missing_file(folder):
         assert screen.finished
         assert screen.state.records == 0
         messages = [n.message for n in screen.state.notes]
-        assert messages == ["missing.jsonl: no such file", "nothing to replay"]
+        assert messages == ["missing.jsonl: no such file", "nothing to replay: missing.jsonl: no such file"]
         assert screen.query_one("#banner", Static).display
         assert "waiting for GPU samples" in screen.query_one(GpuPane).render().plain
         await pilot.press("g")  # still answers keys

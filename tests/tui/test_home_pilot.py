@@ -356,7 +356,7 @@ async def test_launch_preview_follows_typing(folder):
         assert text_of(script) == "# type a command (or a script) to see the batch script\n"
         assert screen.query_one("#f-command", Input).has_focus
         await pilot.press(*"./t.sh")  # typed: the preview follows each key
-        assert "srun -u ./t.sh\n" in text_of(script)
+        assert "srun ./t.sh\n" in text_of(script)
         assert "#SBATCH --nodes=1\n" in text_of(script)
         await type_into(pilot, "#f-nodes", "2", keys=True)
         assert screen.form.nodes == "2"

@@ -36,7 +36,7 @@ def main() -> int:
         source_layout=env.source,
         master=f"{env.master_addr}:{env.master_port}",
     )
-    sys.stdout.write(format_prefixed(record) + "\n")  # one write: ranks share one srun -u stream
+    sys.stdout.write(format_prefixed(record) + "\n")  # one write: ranks share one srun output stream
     sys.stdout.flush()
     dist.barrier()
     dist.destroy_process_group()

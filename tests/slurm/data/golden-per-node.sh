@@ -24,4 +24,4 @@ export MASTER_PORT=$(( 10000 + job_number % 22768 ))
 export WORLD_SIZE=$SLURM_NNODES
 export PYTHONUNBUFFERED=1
 
-srun -u python train.py --epochs 3 'a b' 'it'"'"'s' '"q"' '$HOME' 'x;y' '`id`'
+srun python train.py --epochs 3 'a b' 'it'"'"'s' '"q"' '$HOME' 'x;y' '`id`'

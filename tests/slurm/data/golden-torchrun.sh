@@ -25,7 +25,7 @@ export WORLD_SIZE=$(( SLURM_NNODES * 4 ))
 export PYTHONUNBUFFERED=1
 
 # torchrun starts 4 ranks per node and sets RANK, LOCAL_RANK, WORLD_SIZE.
-srun -u torchrun \
+srun torchrun \
     --nnodes="$SLURM_NNODES" \
     --nproc_per_node=4 \
     --rdzv_id="$SLURM_JOB_ID" \
