@@ -15,7 +15,7 @@ def summary_lines(state: DashboardState) -> list[str]:
         f"{fmt(s['util_median'])}/{fmt(s['util_max'])} %; {len(board.util_line)} points of job utilisation"
     )
     rows = training.rows()
-    loss = training.metrics.get("loss")
+    loss = training.loss()
     first_loss = loss.by_time.values[0] if loss and len(loss.by_time) else None
     lines.append(
         f"training: {len(rows)} epoch(s)"
@@ -40,5 +40,5 @@ def summary_lines(state: DashboardState) -> list[str]:
 def job_figures(state: DashboardState) -> tuple[float | None, float | None]:
     """(mean GPU utilisation % over reporting GPUs, current loss): what the jobs list shows for a job."""
     utils = state.board.utils()
-    loss = state.training.metrics.get("loss")
+    loss = state.training.loss()
     return (sum(utils) / len(utils) if utils else None), (loss.last if loss is not None else None)

@@ -16,7 +16,10 @@ from gputui.monitor.series import Series
 from gputui.records import Record
 
 # Metrics worth a chart, in the order the `m` key cycles through (then anything else seen).
-PREFERRED = ("loss", "val_loss", "accuracy", "val_accuracy", "learning_rate", "grad_norm")
+PREFERRED = ("loss", "loss_step", "loss_epoch", "val_loss", "accuracy", "val_accuracy", "learning_rate")
+PREFERRED += ("grad_norm",)
+#: The training loss, by the names frameworks give it (Lightning logs ``train_loss_step``/``_epoch``).
+LOSS_NAMES = ("loss", "loss_step", "loss_epoch")
 SKIP = frozenset({"batch_size", "global_batch_size", "param_checksum", "param_crc32"})
 
 
@@ -125,6 +128,10 @@ class TrainingState:
             self.step = step
 
     # ------------------------------------------------------------------ views
+
+    def loss(self) -> MetricSeries | None:
+        """The training loss series: ``loss``, else Lightning's per-step, else per-epoch loss."""
+        return next((self.metrics[n] for n in LOSS_NAMES if n in self.metrics), None)
 
     def names(self) -> list[str]:
         """Chartable metrics: preferred first, then the rest in the order seen."""

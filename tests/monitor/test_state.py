@@ -434,3 +434,17 @@ def test_a_lost_nodes_last_values_count_in_no_summary_and_raise_no_idle_alert():
     assert (summary["util_min"], summary["util_max"], summary["nodes_reporting"]) == (95.0, 95.0, 1)
     assert "gpu_idle" not in kinds(state)
     assert "node_lost" in kinds(state)
+
+
+def test_lightning_loss_names_are_the_training_loss():
+    """Lightning logs ``train_loss_step``/``train_loss_epoch`` (canonical ``loss_step``/``loss_epoch``):
+    the summary and the jobs list show them as the loss."""
+    from gputui.monitor.summary import job_figures, summary_lines
+
+    state = DashboardState(JobInfo(kind="replay", title="lightning"))
+    state.ingest([metric("loss_epoch", 2.0, epoch=0, epoch_base=0, scope="epoch", time=1.0)])
+    state.ingest([metric("loss_epoch", 0.5, epoch=1, epoch_base=0, scope="epoch", time=2.0)])
+    assert "; loss 2.0000 → 0.5000" in summary_lines(state)[2]
+    assert job_figures(state)[1] == 0.5
+    state.ingest([metric("loss_step", 0.7, step=40, time=3.0)])
+    assert job_figures(state)[1] == 0.7  # the per-step value is the newer view of the loss
