@@ -104,3 +104,18 @@ def test_headless_log_survives_the_terminal_closing(tmux: Tmux, tmp_path: Path) 
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)  # a recorder that outlives its terminal must not outlive the test
+
+
+def test_local_scale_sweep_stops_on_ctrl_c(tmux: Tmux, tmp_path: Path) -> None:
+    """Ctrl-C during a local sweep stops it (not just the current size), with one line and status 130."""
+    slow = [sys.executable, "-m", "gputui.trainers.torch_ddp", "--epochs", "200", "--model", "resnet18"]
+    sweep = shlex.join([*shlex.split(GPUTUI), "scale", "--gpus", "1,2", "--local", "--cpu", "--", *slow])
+    setup = f"cd {shlex.quote(str(tmp_path))} && export GPUTUI_STATE_DIR=state OMP_NUM_THREADS=1"
+    tmux.start(f"{setup} && {sweep}; echo EXIT=$?; sleep 30")
+    wait_for(lambda: "running 1 rank" in tmux.screen(), 60, what="the sweep to start its first size")
+    out = tmp_path / "state" / "local"
+    wait_for(lambda: any(p.stat().st_size for p in out.glob("scale-*-1/rank-0.out")), 60, what="training")
+    tmux.keys("C-c")
+    screen = wait_for(lambda: "EXIT=" in (s := tmux.screen()) and s, 60, what="the sweep to stop")
+    assert "EXIT=130" in screen and "gputui: sweep stopped" in screen
+    assert "running 2 ranks" not in screen and "Traceback" not in screen

@@ -157,6 +157,8 @@ def run_local_sweep(runs: list[SweepRun], backend: str, interval: float) -> None
         state = run_headless(source, record_to=run.run, out=io.StringIO())
         run.state = state.job.state
         _say(f"{run.label}: {run.state}")
+        if run.state == "CANCELLED":  # Ctrl-C stopped the run (run_headless takes the interrupt)
+            raise KeyboardInterrupt
 
 
 def _sweep_reports(runs: list[SweepRun], batch_size: int | None):
@@ -204,7 +206,13 @@ def _sweep(args: argparse.Namespace):
         return 2
     if args.local:
         backend = "none" if args.no_gpu_log else args.probe_backend or ("none" if args.cpu else "auto")
-        run_local_sweep(runs, backend, args.probe_interval or 1.0)
+        try:
+            run_local_sweep(runs, backend, args.probe_interval or 1.0)
+        except KeyboardInterrupt:
+            done = " ".join(r.run for r in runs if r.state == "COMPLETED")
+            later = f"; compare what ran: gputui scale --from {done}" if done else ""
+            _say(f"gputui: sweep stopped{later}")
+            return 130
     else:
         try:
             submit_sweep(runs, sequential=args.sequential, poll_s=POLL_S)
