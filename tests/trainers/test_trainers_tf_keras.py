@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import time
@@ -107,9 +108,10 @@ def test_multiworker_crashed_worker_makes_the_other_exit_with_one_line(crash: in
     assert "Traceback" not in err_s
     errors = [line for line in err_s.splitlines() if "error:" in line]
     assert len(errors) == 1 and errors[0] == err_s.rstrip("\n").splitlines()[-1], err_s[-3000:]
-    assert errors[0].startswith(
-        f"gputui.trainers.tf_keras: error: rank {survivor}: lost contact with the other workers after 1 steps"
-    )
+    # the peer dies before step 2: the survivor has counted step 1, or not yet when TF ran it ahead
+    # asynchronously and the failure surfaced in its all-reduce (seen under CPU load)
+    lost = rf"rank {survivor}: lost contact with the other workers after [01] steps "
+    assert re.match(rf"gputui\.trainers\.tf_keras: error: {lost}", errors[0]), errors[0]
     assert "timed out after 30 s" in errors[0] and len(errors[0]) < 500
     if crash == 1:  # the coordination service names the dead task
         assert "stopped sending heartbeats" in errors[0] and "task:1" in errors[0]
