@@ -241,11 +241,12 @@ def build_parser() -> argparse.ArgumentParser:
     replay = sub.add_parser(
         "replay",
         help="record files (JSON lines) and training logs in the dashboard, with a time cursor",
-        description="Record files (--log, attach --output, parse --json) and plain training logs in the "
+        description="Record files (--log, attach --output, parse --json), plain training logs and run "
+        "directories (metrics.csv, TensorBoard event files, a folder with lightning_logs/) in the "
         "dashboard. Left/right move the time cursor, space plays, [ ] change the speed, home/end jump; "
         "files still being written are followed.",
     )
-    replay.add_argument("files", nargs="+", metavar="FILE")
+    replay.add_argument("files", nargs="+", metavar="FILE", help="a file, or a run directory")
     replay.add_argument("--headless", action="store_true", help="no screen: print what the files hold")
     report = sub.add_parser(
         "report", help="a run's GPUs (util, idle, memory, energy), epoch times, throughput, final metrics"
