@@ -28,7 +28,7 @@ MISSING_REASONS = (
 )
 
 #: Where a metric record's ``time`` came from.
-TIME_SOURCES = ("emitted", "printed", "read")
+TIME_SOURCES = ("emitted", "printed", "read", "estimated")
 
 #: Event vocabulary. Probe and job lifecycle plus the job outcomes a log can show.
 EVENT_TYPES = (

@@ -47,6 +47,7 @@ class EpochRow:
     conflicts: dict[str, list[float]] = field(default_factory=dict)
     end_time: float = 0.0
     end_time_printed: bool = False
+    end_time_estimated: bool = False  # a replay placed it on its timeline: no epoch time from it
     _stated: dict[str, int] = field(default_factory=dict, repr=False)
 
     def to_json_dict(self) -> dict[str, Any]:
@@ -135,6 +136,7 @@ class EpochTable:
         stream.last_epoch = epoch
         row.end_time = record.time
         row.end_time_printed = fields.get("time_source") in ("printed", "emitted")  # a clock, not a read
+        row.end_time_estimated = fields.get("time_source") == "estimated"
         self._set(row, name, value, fields.get("source"), fields)
 
     def _count(self, stream: _Stream, epoch: int | float, fields: dict) -> None:
@@ -184,8 +186,11 @@ class EpochTable:
             previous[key] = row
             if row.epoch_time_source != "printed":
                 row.epoch_time_s = row.epoch_time_source = None
-                if before is not None and (
-                    self.measure or (row.end_time_printed and before.end_time_printed)
+                estimated = row.end_time_estimated or (before is not None and before.end_time_estimated)
+                if (
+                    before is not None
+                    and not estimated
+                    and (self.measure or (row.end_time_printed and before.end_time_printed))
                 ):
                     elapsed = row.end_time - before.end_time
                     if elapsed > 0:

@@ -252,6 +252,7 @@ class ReplaySource(RecordSource):
         start = max(last, end - len(untimed))
         for i, rec in enumerate(untimed):
             rec.time = start + i + 1
+            rec.fields["time_source"] = "estimated"  # placed on the timeline, not measured: no epoch times
         return records
 
     def _add(self, records: list[Record]) -> None:

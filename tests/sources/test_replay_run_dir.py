@@ -48,3 +48,16 @@ def test_a_directory_without_metric_files_is_one_line(tmp_path: Path, capsys) ->
     assert main(["replay", "--headless", str(tmp_path)]) != 0
     err = capsys.readouterr()
     assert "a directory without metrics.csv, event files or lightning_logs/" in err.out + err.err
+
+
+def test_a_log_without_times_gives_no_epoch_times(tmp_path: Path, capsys) -> None:
+    """metrics.csv has no times and neither do these lines: the replay orders them on its timeline but
+    measures no epoch time from that (it would be the replay's spacing, not the run's)."""
+    log = tmp_path / "train.log"
+    log.write_text("".join(f"Epoch {e}/3 - loss: {1 / e:.3f} - val_loss: {2 / e:.3f}\n" for e in (1, 2, 3)))
+    csv = tmp_path / "metrics.csv"
+    csv.write_text("epoch,step,val_loss\n0,10,2.0\n1,20,1.0\n")
+    for path, epochs in ((log, 3), (csv, 2)):
+        assert main(["replay", "--headless", str(path)]) == 0
+        out = capsys.readouterr().out
+        assert f"training: {epochs} epoch(s)" in out and "epoch times s:" not in out, out
