@@ -91,7 +91,8 @@ def _build_lightning() -> type:
     class LightningReporter(Callback):
         """Report ``trainer.callback_metrics`` at each training epoch end from every rank, with the
         epoch time, this rank's images (``batch_size`` = batch per rank) and, on rank 0, the global
-        images/s; rank 0 also says when training starts (epochs, world size, steps per epoch) and when
+        images/s; its ``*_step`` values every ``log_every_n_steps`` steps (step records, epoch as a
+        fraction); rank 0 also says when training starts (epochs, world size, steps per epoch) and when
         it has finished (the evidence of a completed run)."""
 
         def __init__(self, reporter: Reporter | None = None, batch_size: int | None = None) -> None:
@@ -125,6 +126,16 @@ def _build_lightning() -> type:
             self, trainer: Any, pl_module: Any, outputs: Any, batch: Any, idx: int
         ) -> None:
             self._steps += 1
+            step, every = int(trainer.global_step), max(1, int(trainer.log_every_n_steps or 1))
+            if step % every == 0:  # Lightning's own logging cadence: its *_step values, as step records
+                values = {
+                    k: _number(v) for k, v in dict(trainer.callback_metrics).items() if k.endswith("_step")
+                }
+                values = {k: v for k, v in values.items() if v is not None}
+                total = trainer.num_training_batches
+                fraction = (idx + 1) / total if isinstance(total, int) and total > 0 else 0.0
+                if values:
+                    self._reporter(trainer).metrics(values, step=step, epoch=trainer.current_epoch + fraction)
 
         def on_train_epoch_end(self, trainer: Any, pl_module: Any) -> None:
             elapsed = time.perf_counter() - self._start

@@ -66,6 +66,14 @@ def test_one_process_run(tmp_path: Path) -> None:
     assert [(e["epochs"], e["world_size"], e["steps_per_epoch"]) for e in started] == [(2, 1, 47)]
     metrics = records_from(res.stdout)
     assert [r["epoch"] for r in metrics if r["name"] == "val_loss"] == [1, 2]
+    # Lightning's per-step values at its logging cadence (log_every_n_steps 10): steps 10..90
+    steps = [r for r in metrics if r["name"] == "loss_step" and r.get("scope") != "epoch"]
+    assert [r["step"] for r in steps] == [10, 20, 30, 40, 50, 60, 70, 80, 90]
+    assert all(0 < r["epoch"] <= 2 for r in steps) and steps[0]["epoch"] == pytest.approx(10 / 47)
+    # Lightning's per-step values at its logging cadence (log_every_n_steps 10): steps 10..90
+    steps = [r for r in metrics if r["name"] == "loss_step" and r.get("scope") != "epoch"]
+    assert [r["step"] for r in steps] == [10, 20, 30, 40, 50, 60, 70, 80, 90]
+    assert all(0 < r["epoch"] <= 2 for r in steps) and steps[0]["epoch"] == pytest.approx(10 / 47)
     losses = values(metrics, "loss_epoch", rank=0)
     assert len(losses) == 2 and losses[1] < losses[0]
     assert all(v > 0 for v in values(metrics, "global_images_per_s"))
