@@ -220,6 +220,10 @@ def _sweep(args: argparse.Namespace):
             ids = " ".join(r.run for r in runs if r.run)
             _say(f"gputui: stopped waiting; the jobs go on. Compare them later: gputui scale --from {ids}")
             return 130
+        except SlurmError as exc:  # scontrol failed while watching (slurmctld down): the jobs may go on
+            ids = " ".join(r.run for r in runs if r.run)
+            _say(f"gputui: error: cannot watch the jobs: {exc}; compare later: gputui scale --from {ids}")
+            return 1
     reports = _sweep_reports(runs, args.batch_size)
     if not reports:
         raise CommandError("no size of the sweep left a run to compare")

@@ -162,3 +162,27 @@ def test_ctrl_c_stops_waiting_not_the_jobs(slurm_cluster, here: Path, capsys, mo
     assert [r.state for r in runs] == ["COMPLETED", "COMPLETED"]
     assert main(["scale", "--json", "--from", *ids]) == 0
     assert [p["gpus"] for p in json.loads(capsys.readouterr().out)["points"]] == [1, 2]
+
+
+def test_slurm_failing_while_waiting_is_one_line(tmp_path: Path, capsys, monkeypatch) -> None:
+    """scontrol fails while the sweep waits (slurmctld down): one line naming the jobs to compare
+    later, exit 1; fake sbatch and scontrol (tests/fakes/slurm)."""
+    monkeypatch.syspath_prepend(str(Path(__file__).parents[1] / "slurm"))
+    from fake_slurm import FakeSlurm, response
+
+    fake = FakeSlurm(tmp_path, monkeypatch)
+    fake.set("sbatch", response("5\n"), response("6\n"))
+    down = "slurm_load_jobs error: Unable to contact slurm controller (connect failure)\n"
+    fake.set("scontrol show job", response(stderr=down, exit=1))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("GPUTUI_STATE_DIR", str(tmp_path / "state"))
+    assert main(["scale", "--gpus", "1,2", "--cpu", "--", "train.py"]) == 1
+    err = capsys.readouterr().err
+    assert "submitted job 5 (1 rank, 1 node)" in err and "submitted job 6 (2 ranks, 1 node)" in err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("gputui: error: cannot watch the jobs: scontrol: slurm_load_jobs error")
+    assert last.endswith("compare later: gputui scale --from 5 6")
+    scripts = sorted((tmp_path / "state" / "scripts").glob("*.sh"))
+    assert [p.name.rsplit("-", 1)[-1] for p in scripts] == ["5.sh", "6.sh"]  # named after their jobs
+    assert [argv[0] for argv in fake.calls("sbatch")] == ["--parsable", "--parsable"]
+    assert "#SBATCH --ntasks-per-node=2" in scripts[1].read_text()
