@@ -9,8 +9,9 @@ BIN := $(VENV)/bin
 # People quit with q; CI runs the same pipeline without a screen (DEMO_ARGS="--headless ...").
 DEMO_ARGS ?=
 PYTEST_ARGS ?=
+MUTATE_ARGS ?=
 
-.PHONY: demo test lint cluster cluster-down clean
+.PHONY: demo test lint mutate cluster cluster-down clean
 
 demo: $(VENV)/.demo
 	$(BIN)/gputui demo $(DEMO_ARGS)
@@ -23,6 +24,11 @@ test: $(VENV)/.test cluster
 lint: $(VENV)/.test
 	$(BIN)/ruff check gputui tests benchmarks ci
 	$(BIN)/ruff format --check gputui tests benchmarks ci
+
+# Mutation testing (docs/testing.md): not part of `make test` or CI; about 45 minutes on 2 cores.
+mutate: $(VENV)/.test
+	$(BIN)/pip install -q -e '.[mutate]'
+	nice -n 19 $(BIN)/python benchmarks/mutation.py $(MUTATE_ARGS)
 
 # Exit status 3 means "no root or no apt here": the Slurm tests then skip (outside CI) with a reason.
 cluster:

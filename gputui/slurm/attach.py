@@ -127,7 +127,7 @@ class Attacher:
         self.started_at = time.monotonic()
         self.step_ending: str | None = None  # set once slurmstepd reports the whole step cancelled
         self._followers: list[tuple[str, object]] = []
-        self._metric_files_found, self._next_dir_check = False, 0.0
+        self._metric_files_found, self._next_dir_check, self._job_started = False, 0.0, time.time()
 
     # ------------------------------------------------------------------ job state
 
@@ -304,6 +304,7 @@ class Attacher:
         except ImportError:
             return
         self._metric_files_found, self._next_dir_check = False, 0.0
+        self._job_started = time.time() - (job.time_used_s or 0)  # Slurm's run time, at attach
         self._open_metric_files(job)
         for path in dict.fromkeys(p for p in (job.stdout, job.stderr) if p):
             on_data = (lambda data, p=path: self.on_text(p, data)) if self.on_text else None
@@ -323,7 +324,7 @@ class Attacher:
         self._next_dir_check = now + RUN_DIR_CHECK_S
         from gputui.logs.metric_files import MetricFileFollower, run_dir_files
 
-        since = time.time() - (job.time_used_s or 0) - 60  # a run directory of this job, not an older one
+        since = self._job_started - 60  # a run directory of this job, not an older run's
         files = run_dir_files(job.work_dir, job_id=job.job_id, since=since)
         for path in files:
             self._followers.append((path, MetricFileFollower(path, job=job.job_id)))
