@@ -188,9 +188,10 @@ def iter_lines(stream: IO[bytes], stats: ReadStats, max_line_bytes: int) -> Iter
             number += 1
             if not dropping:
                 pending += chunk[start:end]
-                yield number, bytes(pending)
-            else:
+            if dropping or len(pending) > max_line_bytes:  # the limit holds within one read too
                 stats.note("too_long", number, f"longer than {max_line_bytes} bytes")
+            else:
+                yield number, bytes(pending)
             pending.clear()
             dropping, start = False, end + 1
         if not dropping:

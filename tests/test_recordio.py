@@ -206,3 +206,19 @@ def test_records_glued_onto_one_line_by_interleaved_ranks_are_all_read() -> None
     assert [r["rank"] for r in parse_prefixed(f"3: {a} {b}")] == [0, 1]
     with pytest.raises(ValueError, match="unexpected text"):
         parse_prefixed(a + "Epoch 3/10")
+
+
+def test_a_line_just_over_the_limit_ending_inside_a_read_is_dropped(tmp_path):
+    """The 1 MiB line limit holds even when the line's end falls inside the read that passes it (the
+    check once per 64 KiB read let lines up to 1 MiB + 64 KiB through)."""
+    from gputui.recordio import DEFAULT_MAX_LINE_BYTES, ReadStats, read_file
+    from gputui.records import metric
+
+    good = json.dumps(metric("loss", 0.5, time=1.0).to_json_dict())
+    big = json.dumps({**metric("loss", 0.7, time=2.0).to_json_dict(), "pad": "x" * DEFAULT_MAX_LINE_BYTES})
+    assert DEFAULT_MAX_LINE_BYTES < len(big) < DEFAULT_MAX_LINE_BYTES + 1000
+    path = tmp_path / "r.jsonl"
+    path.write_text(f"{good}\n{big}\n{good}\n")
+    stats = ReadStats()
+    assert [r["value"] for r in read_file(path, stats)] == [0.5, 0.5]
+    assert stats.too_long == 1 and stats.examples == [f"line 2: longer than {DEFAULT_MAX_LINE_BYTES} bytes"]
