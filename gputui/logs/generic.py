@@ -165,6 +165,8 @@ def _after_anchor(span: tuple, anchors: list[int], body: str) -> tuple:
     for end in anchors:
         if label_start < end <= label_end:
             start = end
+            if body[start : start + 1] in COUNT_SUFFIX and not body[start + 1 : start + 2].isalnum():
+                start += 1  # "step 12k loss=0.5": the anchor's abbreviation, not the label's first word
             while start < label_end and not body[start].isalpha():
                 start += 1
             if start < label_end:

@@ -154,6 +154,13 @@ def test_an_abbreviated_step_at_the_end_of_the_line() -> None:
         assert got == [("loss", 0.5, 12000)], line
 
 
+def test_an_abbreviated_step_before_the_pairs_is_not_part_of_a_name() -> None:
+    """``step 12k loss=0.5``: the ``k`` is the step's (12,000), the metric is ``loss`` (was ``k_loss``)."""
+    for line, step in ((b"step 12k loss=0.5 acc=0.9\n", 12000), (b"Step 3M loss: 0.5, acc: 0.9\n", 3000000)):
+        got = [(r["name"], r["value"], r["step"]) for r in parse_bytes(line) if r.kind == "metric"]
+        assert got == [("loss", 0.5, step), ("accuracy", 0.9, step)], line
+
+
 def test_a_survived_oom_warning_names_its_rank_only_when_the_line_has_one() -> None:
     labelled = b"0: epoch 1 loss=0.5\n1: WARNING: CUDA out of memory. Tried to allocate 2 GiB; retrying\n"
     plain = b"epoch 1 loss=0.5\nWARNING: CUDA out of memory. Tried to allocate 2 GiB; retrying\n"
