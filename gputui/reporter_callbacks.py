@@ -126,13 +126,16 @@ def _build_lightning() -> type:
             self, trainer: Any, pl_module: Any, outputs: Any, batch: Any, idx: int
         ) -> None:
             self._steps += 1
-            step, every = int(trainer.global_step), max(1, int(trainer.log_every_n_steps or 1))
+            step, every = (
+                int(trainer.global_step),
+                max(1, int(getattr(trainer, "log_every_n_steps", 50) or 1)),
+            )
             if step % every == 0:  # Lightning's own logging cadence: its *_step values, as step records
                 values = {
                     k: _number(v) for k, v in dict(trainer.callback_metrics).items() if k.endswith("_step")
                 }
                 values = {k: v for k, v in values.items() if v is not None}
-                total = trainer.num_training_batches
+                total = getattr(trainer, "num_training_batches", None)
                 fraction = (idx + 1) / total if isinstance(total, int) and total > 0 else 0.0
                 if values:
                     self._reporter(trainer).metrics(values, step=step, epoch=trainer.current_epoch + fraction)

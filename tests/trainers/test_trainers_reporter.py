@@ -93,6 +93,10 @@ def test_lightning_callback_reports_callback_metrics(monkeypatch) -> None:
     trainer = types.SimpleNamespace(
         global_rank=1, current_epoch=0, global_step=4, world_size=2, callback_metrics={"train_loss": 0.5}
     )
+    trainer.log_every_n_steps, trainer.num_training_batches = (
+        2,
+        4,
+    )  # real Lightning: tests/trainers/test_trainers_lightning.py
     cb.on_train_epoch_start(trainer, None)
     for i in range(4):
         cb.on_train_batch_end(trainer, None, None, None, i)
