@@ -15,30 +15,43 @@ from gputui.slurm.batch_script import LaunchSpec, render, submit, write_script
 from gputui.slurm.commands import SlurmError
 
 
-def spec_from_args(args: argparse.Namespace) -> LaunchSpec:
+def command_of(args: argparse.Namespace, usage: str) -> list[str]:
+    """The ``-- CMD ARGS...`` part of the command line (a usage error when there is none)."""
     cmd = list(args.cmd or [])
     if cmd and cmd[0] == "--":
         cmd = cmd[1:]
     if not cmd:
-        raise CommandError("no command given: gputui run [options] -- CMD ARGS...")
+        raise CommandError(f"no command given: {usage}")
+    return cmd
+
+
+def script_options(args: argparse.Namespace) -> dict:
+    """The batch script's options shared by ``run`` and a ``scale`` sweep (``cli._add_launch_options``
+    and the samplers' backend and interval), as :class:`LaunchSpec` fields."""
+    return {
+        "cpus_per_task": args.cpus_per_task,
+        "time": args.time,
+        "partition": args.partition,
+        "account": args.account,
+        "mem": args.mem,
+        "env_setup": args.env_setup,
+        "setup_lines": list(getattr(args, "setup", None) or []),
+        "pattern": args.pattern,
+        "gpu_log_interval": getattr(args, "probe_interval", None) or 2.0,
+        "gpu_log_backend": getattr(args, "probe_backend", None),
+        "python": sys.executable,
+    }
+
+
+def spec_from_args(args: argparse.Namespace) -> LaunchSpec:
     return LaunchSpec(
-        cmd=cmd,
+        cmd=command_of(args, "gputui run [options] -- CMD ARGS..."),
         nodes=args.nodes,
         gpus_per_node=args.gpus_per_node,
         ntasks_per_node=args.ntasks_per_node,
-        cpus_per_task=args.cpus_per_task,
-        time=args.time,
-        partition=args.partition,
-        account=args.account,
-        mem=args.mem,
-        env_setup=args.env_setup,
-        setup_lines=list(getattr(args, "setup", None) or []),
-        pattern=args.pattern,
         job_name=getattr(args, "job_name", None),
         gpu_log=getattr(args, "gpu_log", False),
-        gpu_log_interval=getattr(args, "probe_interval", None) or 2.0,
-        gpu_log_backend=getattr(args, "probe_backend", None),
-        python=sys.executable,
+        **script_options(args),
     )
 
 

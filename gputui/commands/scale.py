@@ -26,6 +26,7 @@ from gputui.commands.report import (
     print_scale,
     read_reports,
 )
+from gputui.commands.run import command_of, script_options
 from gputui.slurm.batch_script import LaunchSpec, render, submit, write_script
 from gputui.slurm.commands import SlurmError
 
@@ -51,11 +52,7 @@ class SweepRun:
 
 def sweep_runs(args: argparse.Namespace) -> list[SweepRun]:
     """One launch spec per size of ``--gpus`` (validated: whole GPUs per node, a command)."""
-    cmd = list(args.cmd or [])
-    if cmd and cmd[0] == "--":
-        cmd = cmd[1:]
-    if not cmd:
-        raise CommandError("no command given: gputui scale --gpus 1,2,4 [options] -- CMD ARGS...")
+    cmd = command_of(args, "gputui scale --gpus 1,2,4 [options] -- CMD ARGS...")
     sizes: list[int] = args.gpus
     nodes: list[int] = args.nodes or [1]
     if len(nodes) == 1:
@@ -72,18 +69,8 @@ def sweep_runs(args: argparse.Namespace) -> list[SweepRun]:
             nodes=count,
             gpus_per_node=0 if args.cpu else per_node,
             ntasks_per_node=per_node if args.cpu else None,
-            cpus_per_task=args.cpus_per_task,
-            time=args.time,
-            partition=args.partition,
-            account=args.account,
-            mem=args.mem,
-            env_setup=args.env_setup,
-            setup_lines=list(args.setup or []),
-            pattern=args.pattern,
             gpu_log=not (args.no_gpu_log or args.cpu) or args.probe_backend is not None,
-            gpu_log_interval=args.probe_interval or 2.0,
-            gpu_log_backend=args.probe_backend,
-            python=sys.executable,
+            **script_options(args),
         )
         spec.job_name = f"{args.job_name or spec.name}-scale{gpus}"
         try:
