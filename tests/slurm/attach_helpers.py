@@ -52,11 +52,12 @@ def submit_with_run(args: list[str], env: Mapping[str, str], cwd: Path) -> tuple
 class Collector:
     """Runs an Attacher in a thread and keeps every record it emits."""
 
-    def __init__(self, job: str, env: Mapping[str, str], **options) -> None:
+    def __init__(self, job: str, env: Mapping[str, str] | None, **options) -> None:
+        """``env`` None: this process's environment; ``options``: AttachOptions over sim at 0.5 s."""
         self.records: list[Record] = []
         self.lock = threading.Lock()
-        opts = AttachOptions(backend="sim", interval=0.5, **options)
-        self.attacher = Attacher(job, self._emit, opts, env=dict(env))
+        opts = AttachOptions(**{"backend": "sim", "interval": 0.5, **options})
+        self.attacher = Attacher(job, self._emit, opts, env=None if env is None else dict(env))
         self.result: object = None
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()

@@ -12,16 +12,15 @@ import json
 import os
 import pwd
 import sys
-import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
+from attach_helpers import Collector
 from slurm_helpers import wait_for
 
 from gputui.records import Record
 from gputui.slurm import version
-from gputui.slurm.attach import Attacher, AttachOptions
 
 FAKES = Path(__file__).resolve().parents[1] / "fakes" / "slurm"
 DATA = Path(__file__).parent / "data"
@@ -142,34 +141,12 @@ class FakeSlurm:
         return [e["event"] for e in self.entries() if e.get("cmd") == "srun" and "event" in e]
 
 
-class AttachRun:
+class AttachRun(Collector):
     """:meth:`Attacher.run` in a thread with short intervals; keeps every record it emits."""
 
     def __init__(self, job_id: str = JOB_ID, **options: Any) -> None:
         defaults: dict[str, Any] = dict(backend="sim", interval=0.2, pending_poll_s=0.1, follow_logs=False)
-        self.attacher = Attacher(job_id, self._emit, AttachOptions(**{**defaults, **options}))
-        self.records: list[Record] = []
-        self.lock = threading.Lock()
-        self.result: object = None
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _emit(self, record: Record) -> None:
-        with self.lock:
-            self.records.append(record)
-
-    def _run(self) -> None:
-        try:
-            self.result = self.attacher.run()
-        except Exception as exc:  # the test looks at it
-            self.result = exc
-
-    def snapshot(self) -> list[Record]:
-        with self.lock:
-            return list(self.records)
-
-    def events(self, name: str) -> list[Record]:
-        return [r for r in self.snapshot() if r.kind == "event" and r.get("event") == name]
+        super().__init__(job_id, None, **{**defaults, **options})
 
     def hosts(self, after: Record | None = None) -> set[str]:
         """Hosts of the gpu records emitted (after ``after``, if given)."""
