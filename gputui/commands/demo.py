@@ -9,10 +9,10 @@ and prints the summary; ``--record FILE`` also keeps the record stream.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 
 from gputui.cli import CommandError
+from gputui.extras import MissingExtra, require
 from gputui.slurm.batch_script import LaunchSpec
 from gputui.sources.local import LocalRunSource
 
@@ -24,10 +24,10 @@ def demo_spec(ranks: int = 2, epochs: int = 4) -> LaunchSpec:
 
 
 def main(args: argparse.Namespace) -> int:
-    if importlib.util.find_spec("torch") is None:
-        raise CommandError(
-            "the demo trains a real model and needs PyTorch: pip install torch==2.13.0 (or `make demo`)"
-        )
+    try:
+        require("demo", "the demo (a real training run)")
+    except MissingExtra as exc:
+        raise CommandError(f"{exc} (or `make demo`)") from None
     source = LocalRunSource(
         demo_spec(args.ranks, args.epochs),
         simulated=True,
