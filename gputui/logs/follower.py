@@ -5,7 +5,11 @@ events), constant memory, never re-reading from the start.
 ``max_bytes`` per :meth:`~FileFollower.poll` (so starting on a 1 GB log streams it through in pieces;
 ``more`` says another poll has data at once). It handles:
 
-- a missing file (not created yet, or removed): ``poll`` returns nothing until it appears;
+- a missing file (not created yet): ``poll`` returns nothing until it appears;
+- a deleted file (the path gone while open): said once (``notice="deleted"``); the open descriptor is
+  read on, since the job usually still writes to it, and when a file appears at the path again it is
+  read from 0 with ``reset="created"``. (The deleted file's space stays in use until the follower
+  is closed, as with ``tail -f``.)
 - truncation (size below the offset on the same inode): restart at 0, ``reset="truncated"``;
 - truncate-and-rewrite between two polls (``--open-mode=truncate`` on a requeue, ``> file``), where
   the new content is already as long as the old offset: the follower keeps a fingerprint, the last
@@ -50,6 +54,7 @@ class Change:
     data: bytes
     reset: str | None = None  # None | "created" | "truncated" | "rotated"
     more: bool = False  # more bytes are ready: poll again without waiting
+    notice: str | None = None  # "deleted": the path is gone (told once; the open file is read on)
 
 
 class FileFollower:
@@ -67,6 +72,7 @@ class FileFollower:
         self._opened_once = False
         self._tail = b""  # the bytes just before ``offset`` (at most FINGERPRINT_BYTES); b"": no check
         self._mtime = 0  # st_mtime_ns seen by the last poll
+        self._deleted = False  # the path was gone at the last poll (the open file is still read)
 
     @property
     def exists(self) -> bool:
@@ -75,7 +81,7 @@ class FileFollower:
     def close(self) -> None:
         if self._fd is not None:
             os.close(self._fd)
-        self._fd, self._ino = None, None
+        self._fd, self._ino, self._deleted = None, None, False
 
     def __enter__(self) -> FileFollower:
         return self
@@ -135,17 +141,20 @@ class FileFollower:
             st = os.stat(self.path)
         except (FileNotFoundError, NotADirectoryError):
             st = None
-        if st is None or (st.st_dev, st.st_ino) != self._ino:
+        if st is not None and (st.st_dev, st.st_ino) != self._ino:
             rest = self._read(self.max_bytes)  # drain what the old file still holds
             if rest:
                 return Change(rest, reset, more=True)
+            was_deleted = self._deleted
             self.close()
-            if st is None:
-                return Change(b"", reset)
             self._open()
             if self._fd is None:  # gone again between stat and open
                 return Change(b"", reset)
-            reset = "rotated"  # _open started the new file at 0 with no fingerprint
+            reset = "created" if was_deleted else "rotated"  # _open started it at 0, no fingerprint
+        notice = None
+        if st is None and not self._deleted:
+            notice = "deleted"  # said once; the open descriptor is read on (its writer may go on)
+        self._deleted = st is None
         fst = os.fstat(self._fd)
         size = fst.st_size
         changed = size != self.offset or fst.st_mtime_ns != self._mtime
@@ -161,7 +170,7 @@ class FileFollower:
             reset = self._restart()
             data = os.pread(self._fd, min(self.max_bytes, size), 0)
         self._advance(data)
-        return Change(data, reset, more=self.offset < size)
+        return Change(data, reset, more=self.offset < size, notice=notice)
 
 
 class LogFollower:
@@ -182,6 +191,7 @@ class LogFollower:
         self.file = FileFollower(path, from_end=from_end, max_bytes=max_bytes)
         self.formats, self.job = formats, job
         self.parser = LogParser(formats, job=job)
+        # "truncated"/"rotated"/"created": the text starts again; "deleted": a notice, the text goes on
         self.on_reset = on_reset
         self.on_data = on_data  # the raw bytes as read (the dashboard's log pane shows them)
         self.on_progress = on_progress  # (bytes read, file size) while catching up, then (n, n) once
@@ -223,6 +233,8 @@ class LogFollower:
                 out.extend(self.parser.feed(change.data))
                 if self._catching_up and self.on_progress is not None:
                     self.on_progress(end, max(end, self._size()))
+            if change.notice == "deleted":
+                out.append(self._deleted_event())
             if not change.more:
                 if self._catching_up:
                     self._catching_up = False
@@ -230,6 +242,19 @@ class LogFollower:
                         self.on_progress(self.file.offset, self.file.offset)
                 break
         return out
+
+    def _deleted_event(self) -> Record:
+        """The output file was deleted: a warning, and ``on_reset("deleted")`` (a line in the log pane);
+        what the job still writes to the open file is shown, and a new file at the path when one comes."""
+        if self.on_reset is not None:
+            self.on_reset("deleted")
+        name = os.path.basename(self.file.path)
+        return event(
+            "warning",
+            message=f"{name} was deleted: showing what is still written to it, and a new {name} if one"
+            " appears",
+            path=self.file.path,
+        )
 
     def _size(self) -> int:
         try:

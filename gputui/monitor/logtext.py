@@ -76,13 +76,22 @@ class LogText:
                 self.current = frame[-self.max_frame :]
 
     def reset(self, why: str) -> None:
-        """The file was truncated or replaced: say so in the text, start a fresh frame."""
+        """The file was truncated or replaced (``why``): say so in the text, start a fresh frame. A
+        ``deleted`` file is only said: what is still written to it goes on (see :meth:`note`)."""
+        if why == "deleted":
+            self.note(f"── {self.path} was deleted: showing what is still written to it ──")
+            return
         if self.current:
             self.lines.append(self.current)
         self.lines.append(f"── {self.path} {why}: reading it again from the start ──")
         self.current = ""
         self._pending = b""
         self._cr = False
+
+    def note(self, message: str) -> None:
+        """A line of gputui's own in the text, after the finished lines and before the current frame
+        (an unfinished progress bar goes on being redrawn below it)."""
+        self.lines.append(message)
 
     def view(self) -> list[str]:
         """Every kept line, the current frame last (when there is one)."""

@@ -48,6 +48,7 @@ class TrainingState:
         self.epochs_total: int | None = None
         self.epoch_base: int | None = None
         self.epoch_now: float | None = None  # latest epoch position (fractional inside an epoch)
+        self.epoch_printed: int | None = None  # the latest whole epoch number a line stated (1-based)
         self.step: int | None = None
         self.step_time = Series(2048)  # seconds per step over record time: the stall detector's line
         self._last_step: tuple[float, int] | None = None
@@ -75,7 +76,7 @@ class TrainingState:
             # a lower rank takes over: drop the previous rank's points so curves are not interleaved
             self.metrics.clear()
             self.step_time = Series(2048)
-            self._last_step = self.step = self.epoch_now = None
+            self._last_step = self.step = self.epoch_now = self.epoch_printed = None
         if self.rank is None or rank < self.rank:
             self.rank = rank
         return rank == self.rank
@@ -104,6 +105,9 @@ class TrainingState:
             self.epoch_base = f["epoch_base"]
         if isinstance(epoch, int | float) and (self.epoch_now is None or epoch >= self.epoch_now):
             self.epoch_now = float(epoch)
+        if isinstance(epoch, int):  # an epoch's number (a fractional position is a float)
+            base = self.epoch_base if self.epoch_base is not None else 1
+            self.epoch_printed = epoch - base + 1
         if isinstance(step, int) and step > 0:
             self._note_step(t, step)
         if not isinstance(value, int | float) or not math.isfinite(value):
@@ -152,7 +156,9 @@ class TrainingState:
 
     def current_epoch(self) -> int | None:
         """The epoch in progress (1-based): one past the completed ones (or past the last one's printed
-        number, when that is further: a log read from its tail), capped at the planned total."""
+        number, when that is further: a log read from its tail), or the epoch the latest lines print
+        (``Train Epoch: 7 [...]`` is in epoch 7 before any epoch of it has completed), whichever is
+        further, capped at the planned total."""
         if self.epoch_now is None and not self.metrics:
             return None
         rows = self.rows()
@@ -160,6 +166,8 @@ class TrainingState:
         if rows and isinstance(rows[-1].epoch, int):
             base = self.epoch_base if self.epoch_base is not None else 1
             current = max(current, rows[-1].epoch - base + 2)
+        if self.epoch_printed is not None:
+            current = max(current, self.epoch_printed)
         return min(current, self.epochs_total) if self.epochs_total else current
 
     def epoch_times(self) -> list[float]:

@@ -181,7 +181,7 @@ class ReplaySource(RecordSource):
                 follower = LogFollower(
                     path,
                     on_data=lambda d, p=path: self._text(feed, p, d),
-                    on_reset=None,
+                    on_reset=lambda why, p=path: self._text_reset(feed, p, why),
                     on_progress=lambda done, size, p=path: self._progress(feed, p, done, size),
                 )
                 readers.append((path, follower))
@@ -225,6 +225,11 @@ class ReplaySource(RecordSource):
     def _text(self, feed: Feed, path: str, data: bytes) -> None:
         self._logs[path].feed(data, time.time())
         feed.text(path, data)
+
+    def _text_reset(self, feed: Feed, path: str, why: str) -> None:
+        """A followed log was rewritten, replaced or deleted: said in its text (kept for rebuilt states)."""
+        self._logs[path].reset(why)
+        feed.text_reset(path, why)
 
     def _poll(self, readers: list) -> list[Record]:
         new: list[Record] = []
