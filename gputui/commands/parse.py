@@ -21,7 +21,7 @@ from typing import IO
 
 from gputui.logs.epochs import EpochRow, EpochTable
 from gputui.logs.lightning_csv import CsvMetricsParser
-from gputui.logs.metric_files import metric_file_kind, metric_file_parser
+from gputui.logs.metric_files import metric_file_kind, metric_file_parser, metric_paths
 from gputui.logs.parser import FAMILIES, LogParser
 from gputui.logs.tensorboard import EventFileParser
 from gputui.recordio import encode_record, read_records
@@ -160,7 +160,7 @@ def run(
     """Print each file's table (or records); ``batch_size``: samples per printed step, for images/s."""
     out = out or sys.stdout
     status = 0
-    for path in files:
+    for path in metric_paths(files):  # a run directory or store: its runs' metric files
         try:
             with open(path, "rb") as stream:
                 if as_json:

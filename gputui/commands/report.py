@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from typing import IO
 
 from gputui.analysis import RunAnalysis, RunReport, ScalePoint
-from gputui.logs.metric_files import metric_file_parser, run_dir_files
+from gputui.logs.metric_files import metric_file_parser, run_dir_files, runs_of
 from gputui.logs.parser import LogParser
 from gputui.recordio import read_file
 from gputui.records import Record
@@ -82,6 +82,8 @@ def analyse(run: str, batch_size: int | None = None) -> RunReport:
             analysis.add_all(file_records(path))
     except OSError as exc:
         raise RunError(f"{run}: cannot read: {exc.strerror or exc}") from exc
+    except ValueError as exc:  # a reader that cannot be had: gputui.logs.wandb_offline.MissingExtra
+        raise RunError(f"{run}: {exc}") from exc
     return analysis.report()
 
 
@@ -134,11 +136,9 @@ def print_reports(reports: list[RunReport], fmt: str, out: IO[str]) -> None:
         for report in reports:
             writer.writerow(report_dict(report))
         return
-    from rich.console import Console
+    from gputui.analysis.tables import report_tables, table_console
 
-    from gputui.analysis.tables import report_tables
-
-    console = Console(file=out, highlight=False)
+    console = table_console(out)
     for report in reports:
         for table in report_tables(report):
             console.print(table)
@@ -154,11 +154,9 @@ def print_scale(points: list[ScalePoint], scaling: str, fmt: str, out: IO[str]) 
         writer.writeheader()
         writer.writerows(rows)
         return
-    from rich.console import Console
+    from gputui.analysis.tables import scale_table, table_console
 
-    from gputui.analysis.tables import scale_table
-
-    Console(file=out, highlight=False).print(scale_table(points, scaling))
+    table_console(out).print(scale_table(points, scaling))
 
 
 def draw_plot(args: argparse.Namespace, draw, terminal) -> None:
@@ -170,6 +168,10 @@ def draw_plot(args: argparse.Namespace, draw, terminal) -> None:
         return
     try:
         draw(path)
+    except OSError as exc:  # a full disk: named, one line (gputui.cli prints it)
+        from gputui.output import WriteFailed
+
+        raise WriteFailed(path, exc) from None
     except PlotUnavailable as exc:
         print(f"gputui: {exc}: a terminal chart instead; {path} not written", file=sys.stderr)
         if output_format(args) == "table":
@@ -202,7 +204,7 @@ def read_reports(args: argparse.Namespace) -> list[RunReport] | int:
         print(f"gputui: error: {problem}", file=sys.stderr)
         return 2
     try:
-        return [analyse(run, getattr(args, "batch_size", None)) for run in args.runs]
+        return [analyse(r, getattr(args, "batch_size", None)) for run in args.runs for r in runs_of(run)]
     except RunError as exc:
         print(f"gputui: error: {exc}", file=sys.stderr)
         return 1

@@ -8,37 +8,62 @@ A run directory is a folder holding such files (``lightning_logs/version_7``), o
 ``metrics.csv`` and an event file are there (Lightning's CSVLogger and TensorBoardLogger together), the
 event file is read: the same values and epochs, plus the time each was written (``metrics.csv`` has no
 times); reading both would count every value twice.
+
+Structured run stores (``docs/log-formats.md``, *Structured sources*) are read the same way, each run
+by its own reader: an MLflow file-store run (:mod:`gputui.logs.mlflow_store`; its "file" is the run's
+``meta.yaml``, the reader reads the run's ``metrics/`` beside it) and a W&B run's ``run-<id>.wandb``
+(:mod:`gputui.logs.wandb_offline`, the ``gputui[wandb]`` extra). A run directory may also be a store
+holding several runs: an ``mlruns/`` root (``.trash`` inside, or so named), one experiment of it, a
+``wandb/`` folder, or a folder with ``mlruns/`` or ``wandb/`` inside. ``run_dir_files`` takes its newest
+run (as with Lightning's versions); :func:`runs_of` lists them all, for commands where each run is its
+own RUN.
 """
 
 from __future__ import annotations
 
 import os
 
+from gputui.logs import mlflow_store
 from gputui.logs.lightning_csv import CsvMetricsParser
+from gputui.logs.mlflow_store import MlflowRun
 from gputui.logs.tensorboard import EventFileParser
-from gputui.records import Record
+from gputui.logs.wandb_offline import MissingExtra, WandbRunParser
+from gputui.records import Record, event
 
 LIGHTNING_LOGS = "lightning_logs"
+STORES = ("mlruns", "wandb")
+Reader = CsvMetricsParser | EventFileParser | MlflowRun | WandbRunParser
 
 
 def metric_file_kind(path: str) -> str | None:
-    """``"tensorboard"`` or ``"csv"`` by the file's name; None for anything else."""
+    """``"tensorboard"``, ``"csv"``, ``"wandb"`` or ``"mlflow"`` (a run's ``meta.yaml``) by the file's
+    name; None for anything else."""
     base = os.path.basename(path)
     if "tfevents" in base:
         return "tensorboard"
     if base.endswith(".csv"):
         return "csv"
+    if base.endswith(".wandb"):
+        return "wandb"
+    if base == mlflow_store.META and mlflow_store.is_run_dir(os.path.dirname(path) or "."):
+        return "mlflow"
     return None
 
 
-def metric_file_parser(path: str, kind: str | None = None) -> CsvMetricsParser | EventFileParser | None:
-    """A fresh reader for a metric file (``kind`` forces one), or None when it is not one."""
+def metric_file_parser(path: str, kind: str | None = None) -> Reader | None:
+    """A fresh reader for a metric file (``kind`` forces one), or None when it is not one. A W&B file
+    without the ``wandb`` package raises :class:`~gputui.logs.wandb_offline.MissingExtra` (a
+    ``ValueError`` whose message is the line to show)."""
     kind = kind or metric_file_kind(path)
     if kind == "tensorboard":
         parent = os.path.basename(os.path.dirname(os.path.abspath(path))).lower()
         return EventFileParser("val_" if parent.startswith(("val", "eval")) else "")
     if kind == "csv":
         return CsvMetricsParser()
+    if kind == "wandb":
+        return WandbRunParser()
+    if kind == "mlflow":
+        return MlflowRun(os.path.dirname(path) or ".")
     return None
 
 
@@ -50,13 +75,65 @@ def _metric_files(folder: str) -> list[str]:
     events = [os.path.join(folder, n) for n in names if "tfevents" in n]
     if events:
         return events
-    return [os.path.join(folder, "metrics.csv")] if "metrics.csv" in names else []
+    if "metrics.csv" in names:
+        return [os.path.join(folder, "metrics.csv")]
+    if mlflow_store.META in names and mlflow_store.is_run_dir(folder):
+        return [os.path.join(folder, mlflow_store.META)]
+    return [os.path.join(folder, n) for n in names if n.startswith("run-") and n.endswith(".wandb")][:1]
+
+
+def _store_runs(folder: str, depth: int) -> list[str]:
+    """The run folders (MLflow or W&B) among ``folder``'s sub-folders; ``depth`` 2 also looks one level
+    further into MLflow experiments (folders with a ``meta.yaml``)."""
+    try:
+        children = sorted(e.path for e in os.scandir(folder) if e.is_dir(follow_symlinks=False))
+    except OSError:
+        return []
+    runs = []
+    for child in children:
+        base = os.path.basename(child)
+        if base.startswith(("run-", "offline-run-")):
+            wandb_file = os.path.join(child, f"run-{base.rsplit('-', 1)[-1]}.wandb")
+            runs += [child] if os.path.isfile(wandb_file) else []
+        elif mlflow_store.is_run_dir(child):
+            runs.append(child)
+        elif depth > 1 and os.path.isfile(os.path.join(child, mlflow_store.META)):
+            runs += _store_runs(child, 1)
+    return runs
+
+
+def store_runs(folder: str) -> list[str]:
+    """The runs of the MLflow store or W&B folder that ``folder`` is or holds (``mlruns/``, ``wandb/``)."""
+    name = os.path.basename(os.path.normpath(folder))
+    if name in STORES or os.path.isdir(os.path.join(folder, ".trash")):  # .trash: an MLflow store's root
+        return _store_runs(folder, 2)
+    if os.path.isfile(os.path.join(folder, mlflow_store.META)):  # one experiment
+        return _store_runs(folder, 1)
+    return [run for store in STORES for run in _store_runs(os.path.join(folder, store), 2)]
+
+
+def runs_of(path: str) -> list[str]:
+    """``path`` as RUNs: the runs of a store that holds several (each its own RUN), else ``[path]``."""
+    if not os.path.isdir(path) or _metric_files(path):
+        return [path]
+    runs = store_runs(path)
+    return runs if len(runs) > 1 else [path]
+
+
+def metric_paths(paths: list[str]) -> list[str]:
+    """Files to read for ``paths``: a file as it is; a directory's metric files, every run of a store
+    (a directory without any stays, for its reader's one-line error)."""
+    out = []
+    for path in paths:
+        files = [f for run in runs_of(path) for f in run_dir_files(run)] if os.path.isdir(path) else []
+        out += files or [path]
+    return out
 
 
 def run_dir_files(folder: str, *, job_id: str | None = None, since: float | None = None) -> list[str]:
     """The metric files of a run directory (see the module's rules); [] when it has none yet. Under
     ``lightning_logs/``: ``version_<job_id>`` when it exists (gputui's Lightning trainer names its runs so),
-    else the newest version changed at ``since`` (a Unix time) or later."""
+    else the newest version, or run of a store, changed at ``since`` (a Unix time) or later."""
     found = _metric_files(folder)
     if found:
         return found
@@ -64,8 +141,8 @@ def run_dir_files(folder: str, *, job_id: str | None = None, since: float | None
     if job_id and _metric_files(os.path.join(logs, f"version_{job_id}")):
         return _metric_files(os.path.join(logs, f"version_{job_id}"))
     try:
-        versions = [os.path.join(logs, n) for n in os.listdir(logs)]
-        versions = [v for v in versions if os.path.isdir(v) and _metric_files(v)]
+        versions = [os.path.join(logs, n) for n in os.listdir(logs)] if os.path.isdir(logs) else []
+        versions = [v for v in versions if os.path.isdir(v) and _metric_files(v)] + store_runs(folder)
         changed = {v: os.path.getmtime(v) for v in versions}
     except OSError:
         return []
@@ -75,17 +152,27 @@ def run_dir_files(folder: str, *, job_id: str | None = None, since: float | None
 
 class MetricFileFollower:
     """A metric file read as it grows (``poll``), with its reader: ``metrics.csv`` rewritten with a new
-    header is read again without repeating rows (the CSV reader's de-duplication), an event file rewritten
-    is read anew. Same interface as the log follower: ``poll``, ``finish``, ``file``."""
+    header is read again without repeating rows (the CSV reader's de-duplication), an event file or a
+    ``.wandb`` file rewritten is read anew; an MLflow run polls its own metric files. A reader that
+    cannot be had (a W&B file without the ``wandb`` package) gives one ``error`` event saying what to
+    install, and nothing else. Same interface as the log follower: ``poll``, ``finish``, ``file``."""
 
     def __init__(self, path: str, *, job: str | None = None) -> None:
         from gputui.logs.follower import FileFollower
 
         self.path, self.job = path, job
         self.file = FileFollower(path)
-        self.parser = metric_file_parser(path) or CsvMetricsParser()
+        self.problem: str | None = None
+        try:
+            self.parser: Reader = metric_file_parser(path) or CsvMetricsParser()
+        except MissingExtra as exc:
+            self.problem, self.parser = str(exc), CsvMetricsParser()
 
     def poll(self) -> list[Record]:
+        if self.problem is not None:
+            return self._mark(self._say_problem())
+        if isinstance(self.parser, MlflowRun):
+            return self._mark(self.parser.poll())
         out: list[Record] = []
         while True:
             change = self.file.poll()
@@ -100,7 +187,15 @@ class MetricFileFollower:
                 return self._mark(out)
 
     def finish(self) -> list[Record]:
+        if self.problem is not None or isinstance(self.parser, MlflowRun):
+            return self._mark(self._say_problem() if self.problem else self.parser.finish())
         return self._mark(self.poll() + self.parser.finish())
+
+    def _say_problem(self) -> list[Record]:
+        if not self.problem:
+            return []
+        message, self.problem = f"{self.path}: {self.problem}", ""
+        return [event("error", message=message)]
 
     def _mark(self, records: list[Record]) -> list[Record]:
         if self.job is not None:
