@@ -49,7 +49,10 @@ def record_class() -> Any:
 
 def item_value(item: Any) -> float | None:
     """A history item's number (typed or JSON), None for text, media, tables and the like."""
-    kind = item.WhichOneof("value")
+    try:
+        kind = item.WhichOneof("value")
+    except ValueError:  # wandb before the typed values: value_json only
+        kind = None
     if kind in ("integer", "number"):
         return float(getattr(item, kind))
     text = item.json if kind == "json" else item.value_json if kind is None else ""
