@@ -8,42 +8,23 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import signal
 import sys
 from collections.abc import Callable, Sequence
 
 from gputui import __version__
-from gputui.argtypes import positive_float, positive_int, positive_int_list
+from gputui.argtypes import (
+    DURATION_S,
+    ROTATE_MB,
+    SAMPLE_INTERVAL_S,
+    SLURM_REFRESH_S,
+    int_in,
+    positive_int,
+    positive_int_list,
+)
+from gputui.cli_help import DESCRIPTION, EPILOG
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
-
-DESCRIPTION = """\
-Watch, launch and attach to GPU training jobs on SLURM clusters.
-
-With no command, opens the terminal UI on your jobs. With --log FILE, runs headless
-(for compute nodes): GPU and host samples are appended to FILE as JSON lines."""
-
-EPILOG = """\
-examples:
-  gputui                             the jobs screen: my jobs, free GPUs, launch, attach, cancel
-  gputui jobs                        my jobs as text
-  gputui demo                        the dashboard on a real local DDP run (simulated GPUs)
-  gputui attach 123456               the dashboard on job 123456: every node's GPUs, its output
-  gputui attach 123456 --output run.jsonl     no UI: records appended to a file
-  gputui replay run.jsonl slurm-123456.out    recorded runs in the dashboard, with a time cursor
-  gputui run -N 2 --gpus-per-node 4 -- python train.py
-  gputui run --local --ntasks-per-node 2 -- python train.py     no Slurm: local ranks
-  gputui --log gpu-%j-%N.jsonl --interval 2  headless sampling on a compute node
-  gputui probe --backend sim --count 3       simulated GPUs, to see the records
-  gputui parse slurm-123456.out      per-epoch table of a training log
-  gputui report 123456               GPUs, epoch time, images/s, final metrics of a job (docs/analysis.md)
-  gputui scale --from 1001 1002 1004 speedup and efficiency across runs at 1, 2, 4 GPUs
-  gputui scale --gpus 1,2,4 -- python train.py    submit at 1, 2, 4 GPUs, wait, compare
-  gputui export 123456 --to mlflow mlruns     the job as an MLflow run (also: csv, tensorboard)
-
-records and their schema: docs/records.md
-settings (TOML): {settings}  ($GPUTUI_CONFIG overrides the path)"""
 
 
 class CommandError(Exception):
@@ -53,7 +34,7 @@ class CommandError(Exception):
 def _add_sampling_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--interval",
-        type=positive_float,
+        type=SAMPLE_INTERVAL_S.parse,
         default=1.0,
         metavar="S",
         help="seconds between samples (default 1)",
@@ -69,7 +50,7 @@ def _add_sampling_options(parser: argparse.ArgumentParser) -> None:
     stop.add_argument("--count", type=positive_int, metavar="N", help="stop after N samples per GPU")
     stop.add_argument(
         "--duration",
-        type=positive_float,
+        type=DURATION_S.parse,
         metavar="S",
         help="stop after S seconds (with no command: quit the jobs screen after S seconds)",
     )
@@ -86,8 +67,10 @@ def _add_attach_options(parser: argparse.ArgumentParser) -> None:
         choices=("auto", "nvidia", "amd", "sim", "none"),
         help="GPU backend of the probe on the job's nodes (default auto)",
     )
-    parser.add_argument("--probe-interval", type=positive_float, metavar="S", help="seconds between samples")
-    parser.add_argument("--detach-after", type=positive_float, metavar="S", help="stop attaching after S s")
+    parser.add_argument(
+        "--probe-interval", type=SAMPLE_INTERVAL_S.parse, metavar="S", help="seconds between samples"
+    )
+    parser.add_argument("--detach-after", type=DURATION_S.parse, metavar="S", help="stop attaching after S s")
     parser.add_argument("--no-wait", action="store_true", help="do not wait for a pending job to start")
     parser.add_argument("--no-logs", action="store_true", help="do not follow the job's output files")
 
@@ -150,7 +133,9 @@ def _add_sweep_options(parser: argparse.ArgumentParser) -> None:
         choices=("auto", "nvidia", "amd", "sim", "none"),
         help="the samplers' GPU backend (default auto; --local with sim: simulated GPUs following ranks)",
     )
-    parser.add_argument("--probe-interval", type=positive_float, metavar="S", help="seconds between samples")
+    parser.add_argument(
+        "--probe-interval", type=SAMPLE_INTERVAL_S.parse, metavar="S", help="seconds between samples"
+    )
     _add_launch_options(parser)
     parser.add_argument("cmd", nargs=argparse.REMAINDER, help="-- CMD ARGS... ({gpus} and {nodes} replaced)")
 
@@ -188,13 +173,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--rotate-mb",
-        type=positive_float,
+        type=ROTATE_MB.parse,
         metavar="M",
         help="headless: move FILE to FILE.1 (FILE.1 to FILE.2 ...) when it reaches M MiB",
     )
     parser.add_argument(
         "--rotate-keep",
-        type=positive_int,
+        type=int_in(1, 1000),
         default=5,
         metavar="K",
         help="headless: rotated files to keep (default 5)",
@@ -202,9 +187,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_sampling_options(parser)
     parser.add_argument(
         "--refresh",
-        type=positive_float,
+        type=SLURM_REFRESH_S.parse,
         metavar="S",
-        help="jobs screen: seconds between squeue calls (default 5; [jobs] refresh_s, $GPUTUI_REFRESH)",
+        help="jobs screen: seconds between squeue calls, 0.5 to 3600 (default 5; [jobs] refresh_s, "
+        "$GPUTUI_REFRESH)",
     )
     parser.add_argument(
         "--cluster",
@@ -225,7 +211,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="write a batch script for CMD, submit it with sbatch and attach")
     run.add_argument("-N", "--nodes", type=positive_int, default=1)
-    run.add_argument("--gpus-per-node", type=int, default=0, metavar="G")
+    run.add_argument("--gpus-per-node", type=int_in(0, 1024), default=0, metavar="G")
     run.add_argument("--ntasks-per-node", type=positive_int, metavar="T")
     _add_launch_options(run)
     run.add_argument("--dry-run", action="store_true", help="print the batch script, submit nothing")
@@ -283,10 +269,10 @@ def build_parser() -> argparse.ArgumentParser:
         "rank follows that rank's CPU use and is labelled SIMULATED. Needs PyTorch (make demo installs "
         "it). q quits and stops the ranks.",
     )
-    demo.add_argument("--duration", type=positive_float, metavar="S", help="quit by itself after S seconds")
+    demo.add_argument("--duration", type=DURATION_S.parse, metavar="S", help="quit by itself after S seconds")
     demo.add_argument("--headless", action="store_true", help="same pipeline, no screen: print a summary")
     demo.add_argument("--record", metavar="FILE", help="also append the record stream to FILE")
-    demo.add_argument("--ranks", type=positive_int, default=2, help="training processes (default 2)")
+    demo.add_argument("--ranks", type=int_in(1, 64), default=2, help="training processes, 1-64 (default 2)")
     demo.add_argument("--epochs", type=positive_int, default=4, help="epochs to train (default 4)")
 
     jobs = sub.add_parser("jobs", help="list my Slurm jobs")
@@ -383,15 +369,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command and args.log:
         parser.error("--log is the headless mode and takes no command")
     handler = _resolve(command)
+    from gputui.output import STDOUT, WriteFailed, silence_stdout, stdout_guarded
+
     try:
-        return handler(args)
-    except CommandError as exc:
+        with stdout_guarded():
+            return handler(args)
+    except (CommandError, WriteFailed) as exc:  # WriteFailed: a full disk, named (a file, standard output)
         print(f"gputui: error: {exc}", file=sys.stderr)
+        if isinstance(exc, WriteFailed) and exc.target == STDOUT:
+            silence_stdout()
         return EXIT_ERROR
     except KeyboardInterrupt:
         return 128 + signal.SIGINT
     except BrokenPipeError:  # the reader went away (``| head``): stop quietly, as cat does
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        silence_stdout()
         return 0
 
 

@@ -3,8 +3,11 @@
 The file is ``$GPUTUI_CONFIG`` when set, else ``gputui/config.toml`` in the XDG config directory
 (``~/.config/gputui/config.toml``; located with platformdirs, read with the standard library's tomllib).
 A missing file means the defaults; a broken one is a one-line :class:`ConfigError` naming the file and
-the line (``gputui`` then starts with the defaults and shows that line). Flags and environment variables
-(``GPUTUI_REFRESH``, ``GPUTUI_CLUSTER``) take precedence over the file. Example::
+the line (``gputui`` then starts with the defaults and shows that line). Every number must be finite and
+in its range (percentages 0-100, minutes up to a day, ``[jobs] refresh_s`` 0.5-3600 s as it calls Slurm,
+``[dashboard] refresh_s`` 0.1-3600 s, ``ended_hours`` up to 720), every switch true or false. Flags and
+environment variables (``GPUTUI_REFRESH``, ``GPUTUI_CLUSTER``) take precedence over the file, within the
+same ranges. Example::
 
     [alerts]
     gpu_idle_minutes = 2       # a GPU under idle_util_pct this long while the job runs
@@ -38,31 +41,42 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from gputui.argtypes import SCREEN_REFRESH_S, SLURM_REFRESH_S, Range
+
 
 class ConfigError(Exception):
     """The config file cannot be used; ``str()`` is one line naming the file and the problem."""
 
 
+def _setting(default: float, limits: Range) -> Any:
+    """A numeric setting with the range the file's value must fall in."""
+    return field(default=default, metadata={"range": limits})
+
+
+PERCENT = Range(0.0, 100.0, "%")
+MINUTES = Range(0.0, 24 * 60.0, "minutes")
+
+
 @dataclass(frozen=True)
 class AlertThresholds:
-    gpu_idle_minutes: float = 2.0
-    idle_util_pct: float = 5.0
-    busy_util_pct: float = 30.0  # the job counts as busy when its median GPU is above this
-    no_output_minutes: float = 10.0
-    mem_high_pct: float = 95.0
-    hot_temp_c: float = 85.0
-    straggler_gap_pct: float = 30.0
+    gpu_idle_minutes: float = _setting(2.0, MINUTES)
+    idle_util_pct: float = _setting(5.0, PERCENT)
+    busy_util_pct: float = _setting(30.0, PERCENT)  # the job counts as busy when its median GPU is above this
+    no_output_minutes: float = _setting(10.0, MINUTES)
+    mem_high_pct: float = _setting(95.0, PERCENT)
+    hot_temp_c: float = _setting(85.0, Range(0.0, 150.0, "°C"))
+    straggler_gap_pct: float = _setting(30.0, PERCENT)
 
 
 @dataclass(frozen=True)
 class DashboardSettings:
-    refresh_s: float = 0.5
+    refresh_s: float = _setting(0.5, SCREEN_REFRESH_S)
 
 
 @dataclass(frozen=True)
 class JobsSettings:
-    refresh_s: float = 5.0
-    ended_hours: float = 24.0
+    refresh_s: float = _setting(5.0, SLURM_REFRESH_S)  # one squeue call per refresh
+    ended_hours: float = _setting(24.0, Range(0.0, 30 * 24.0, "hours"))  # sacct over this many hours
     squeue_json: bool = False
 
 
@@ -127,13 +141,21 @@ class _Where:
 
     def error(self, message: str, section: str, key: str | None = None) -> ConfigError:
         number = self.line(section, key)
+        message = "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)  # one line
         return ConfigError(f"{self.path}:{number}: {message}" if number else f"{self.path}: {message}")
 
 
-def _number(where: _Where, section: str, key: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        raise where.error(f"{section}.{key} must be a number ≥ 0, not {value!r}", section, key)
+def _number(where: _Where, section: str, key: str, value: Any, limits: Range) -> float:
+    problem = limits.problem(value)
+    if problem:
+        raise where.error(f"{section}.{key} {problem}, not {_shown(value)}", section, key)
     return float(value)
+
+
+def _shown(value: Any) -> str:
+    """A TOML value for a one-line message: its repr, cut short (a table or a long string)."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _section(cls: type, raw: Any, name: str, where: _Where) -> Any:
@@ -151,12 +173,10 @@ def _section(cls: type, raw: Any, name: str, where: _Where) -> Any:
     for key, value in raw.items():
         if known[key].type in (bool, "bool"):
             if not isinstance(value, bool):
-                raise where.error(f"{name}.{key} must be true or false, not {value!r}", name, key)
+                raise where.error(f"{name}.{key} must be true or false, not {_shown(value)}", name, key)
             values[key] = value
         else:
-            values[key] = _number(where, name, key, value)
-            if key == "refresh_s" and values[key] <= 0:
-                raise where.error(f"{name}.{key} must be more than 0, not {value!r}", name, key)
+            values[key] = _number(where, name, key, value, known[key].metadata["range"])
     return cls(**values)
 
 
@@ -168,6 +188,8 @@ def _presets(raw: Any, where: _Where) -> dict[str, ClusterPreset]:
     out = {}
     for cluster, table in raw.items():
         section = f"clusters.{cluster}"
+        if not re.fullmatch(r"[A-Za-z0-9_.-]+", cluster):
+            raise where.error(f"[{section}]: a cluster name is a word such as lumi", "clusters", cluster)
         if not isinstance(table, dict):
             raise where.error(f"clusters.{cluster} must be a table [clusters.{cluster}]", "clusters", cluster)
         values: dict[str, Any] = {}
@@ -175,7 +197,7 @@ def _presets(raw: Any, where: _Where) -> dict[str, ClusterPreset]:
             if key in ("partition", "account", "time"):
                 if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z0-9_.:+-]+", value):
                     raise where.error(
-                        f'{section}.{key} must be a word such as "gpu", not {value!r}', section, key
+                        f'{section}.{key} must be a word such as "gpu", not {_shown(value)}', section, key
                     )
                 values[key] = value
             elif key == "setup":
@@ -228,12 +250,14 @@ def apply_environment(config: Config, env: dict[str, str]) -> Config:
         config = replace(config, cluster=env["GPUTUI_CLUSTER"])
     raw = env.get("GPUTUI_REFRESH")
     if raw:
+        shown = _shown(raw)
         try:
             seconds = float(raw)
         except ValueError:
-            raise ConfigError(f"GPUTUI_REFRESH={raw!r} is not a number of seconds") from None
-        if seconds <= 0:
-            raise ConfigError(f"GPUTUI_REFRESH={raw!r} must be more than 0")
+            raise ConfigError(f"GPUTUI_REFRESH={shown} is not a number of seconds") from None
+        problem = SLURM_REFRESH_S.problem(seconds)
+        if problem:
+            raise ConfigError(f"GPUTUI_REFRESH={shown} {problem} (one squeue call each)")
         config = replace(config, jobs=replace(config.jobs, refresh_s=seconds))
     return config
 

@@ -6,20 +6,22 @@ full disk. A record cut by a kill mid-write has no trailing newline: readers cou
 never as data, and the next writer starts on a fresh line.
 
 The reader streams any size in constant memory, keeps unknown fields, and skips and counts every line
-it cannot use (:class:`ReadStats`), so nothing is rejected silently.
+it cannot use (:class:`ReadStats`), so nothing is rejected silently. A line is bounded in length
+(``max_line_bytes``) and in nesting (:data:`MAX_JSON_DEPTH`): beyond either it is a bad line, never a crash.
 """
 
 from __future__ import annotations
 
-import errno
 import json
 import math
 import os
+import stat
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from gputui.output import write_reason
 from gputui.records import SCHEMA_VERSION, Record, RecordError, record_from_json_dict
 
 #: A training script prints records between its normal output as ``@gputui {json}`` on a line of its own.
@@ -27,6 +29,8 @@ STDOUT_PREFIX = "@gputui "
 DEFAULT_MAX_LINE_BYTES = 1 << 20
 _CHUNK = 1 << 16
 _DECODER = json.JSONDecoder()
+#: Records are flat (a metric, a GPU sample, a list of processes): deeper JSON is a bad line, not data.
+MAX_JSON_DEPTH = 32
 
 
 class RecordWriteError(OSError):
@@ -66,7 +70,7 @@ class RecordWriter:
         if isinstance(target, int):
             self._fd, self.name = target, f"<fd {target}>"
         elif str(target) == "-":
-            self._fd, self.name, self._owns_fd = 1, "<stdout>", False
+            self._fd, self.name, self._owns_fd = 1, "standard output", False
         else:
             self.name = os.fspath(target)
             try:
@@ -90,10 +94,14 @@ class RecordWriter:
             return False
 
     def write(self, record: Record) -> None:
-        """Write one record as one line. Raises :class:`RecordWriteError` (or BrokenPipeError)."""
+        """Write one record as one line. Raises :class:`RecordWriteError` (or BrokenPipeError).
+
+        A write that fails part-way (a full disk takes what fits, then refuses the rest) is cut back
+        to the last whole record, so the file never ends in a partial line that this run wrote."""
         data = encode_record(record)
         if self._needs_newline:
             data = b"\n" + data
+        start = self._file_size()
         view = memoryview(data)
         while view:
             try:
@@ -101,12 +109,33 @@ class RecordWriter:
             except BrokenPipeError:
                 raise
             except OSError as exc:
-                self._needs_newline = len(view) < len(data)
-                reason = "disk full" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else exc.strerror
+                self._undo_partial(start, len(data) - len(view))
+                reason = write_reason(exc)
                 raise RecordWriteError(exc.errno, f"cannot write to {self.name}: {reason}") from None
             view = view[done:]
         self._needs_newline = False
         self.written += 1
+
+    def _file_size(self) -> int | None:
+        """The size of the file written to, or None when it is not a regular file (a pipe, a tty)."""
+        try:
+            info = os.fstat(self._fd)
+        except OSError:
+            return None
+        return info.st_size if stat.S_ISREG(info.st_mode) else None
+
+    def _undo_partial(self, start: int | None, done: int) -> None:
+        """After a failed write of which ``done`` bytes landed: truncate them away when nobody else
+        appended meanwhile; otherwise the next record starts on a fresh line."""
+        if not done:
+            return
+        if start is not None and self._file_size() == start + done:
+            try:
+                os.ftruncate(self._fd, start)
+                return
+            except OSError:
+                pass
+        self._needs_newline = True
 
     def write_all(self, records: Iterable[Record]) -> None:
         for record in records:
@@ -173,9 +202,45 @@ def records_from_json_dict(obj: Any, *, read_time: float | None = None) -> list[
     return [record_from_json_dict(obj, read_time=read_time)]
 
 
+def decode_json(text: str, start: int = 0) -> tuple[Any, int]:
+    """One JSON value of ``text`` from ``start`` and where it ends, nested at most :data:`MAX_JSON_DEPTH`
+    deep. Raises ValueError for anything else, a line nested a thousand deep included (the decoder's
+    RecursionError), so every caller's "not JSON" path covers it."""
+    try:
+        obj, end = _DECODER.raw_decode(text, start)
+    except RecursionError:
+        raise ValueError(f"nested deeper than {MAX_JSON_DEPTH} levels") from None
+    if text.count("[", start, end) + text.count("{", start, end) > MAX_JSON_DEPTH and _too_deep(obj):
+        raise ValueError(f"nested deeper than {MAX_JSON_DEPTH} levels")
+    return obj, end
+
+
+def loads_json(text: str) -> Any:
+    """``json.loads`` bounded as :func:`decode_json` (one value, only whitespace around it)."""
+    stripped = text.strip(" \t\n\r")  # JSON's whitespace, as json.loads takes it
+    obj, end = decode_json(stripped)
+    if end != len(stripped):
+        raise ValueError(f"extra data after the JSON value (at {end})")
+    return obj
+
+
+def _too_deep(obj: Any) -> bool:
+    """Whether ``obj`` nests lists/objects deeper than :data:`MAX_JSON_DEPTH` (no recursion)."""
+    stack = [(obj, 1)]
+    while stack:
+        value, depth = stack.pop()
+        children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else None
+        if children is None:
+            continue
+        if depth > MAX_JSON_DEPTH:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
 def parse_line(raw: bytes, *, read_time: float | None = None) -> list[Record]:
     """Decode one JSON line into records. Raises ValueError (malformed) or RecordError (invalid)."""
-    obj = json.loads(raw.decode("utf-8"))
+    obj = loads_json(raw.decode("utf-8"))
     return records_from_json_dict(obj, read_time=read_time)
 
 
@@ -216,7 +281,8 @@ def records_of_line(raw: bytes, number: int, stats: ReadStats) -> list[Record]:
         stats.note("invalid", number, str(exc))
         return []
     except ValueError as exc:
-        stats.note("malformed", number, f"not JSON ({type(exc).__name__})")
+        why = str(exc) if str(exc).startswith("nested deeper") else type(exc).__name__
+        stats.note("malformed", number, f"not JSON ({why})")
         return []
     for record in records:
         if record.v > SCHEMA_VERSION:
@@ -253,7 +319,7 @@ def parse_prefixed(line: str) -> list[Record] | None:
     found: list[Record] = []
     rest = line[at:]
     while rest.startswith(STDOUT_PREFIX):
-        obj, end = _DECODER.raw_decode(rest, len(STDOUT_PREFIX))
+        obj, end = decode_json(rest, len(STDOUT_PREFIX))
         found.extend(records_from_json_dict(obj))
         rest = rest[end:].lstrip()
         if rest and not rest.startswith(STDOUT_PREFIX):
@@ -268,12 +334,15 @@ def _is_label(text: str) -> bool:
 
 
 __all__ = [
+    "MAX_JSON_DEPTH",
     "STDOUT_PREFIX",
     "ReadStats",
     "RecordWriteError",
     "RecordWriter",
+    "decode_json",
     "encode_record",
     "format_prefixed",
+    "loads_json",
     "parse_line",
     "parse_prefixed",
     "read_file",

@@ -61,7 +61,7 @@ def test_every_command_has_an_implementation() -> None:
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["--interval", "0", "probe"], "must be greater than 0"),
+        (["--interval", "0", "probe"], "must be from 0.001 to 86400 s"),
         (["probe", "--count", "x"], "not a whole number"),
         (["frobnicate"], "invalid choice"),
         (["--log", "x", "jobs"], "takes no command"),

@@ -3,12 +3,26 @@
 
 from __future__ import annotations
 
+from typing import IO
+
+from rich.console import Console
 from rich.table import Table
 
 from gputui.analysis.run import RunReport
 from gputui.analysis.scaling import ScalePoint
 
 EPOCH_ROWS_SHOWN = 12
+#: Tables are drawn at least this wide: a terminal that says 0 or 5 columns (``COLUMNS=0``) still gets
+#: every number (its lines wrap) rather than an empty frame.
+MIN_WIDTH = 60
+
+
+def table_console(out: IO[str]) -> Console:
+    """The console that prints report and scale tables to ``out``, its width clamped to MIN_WIDTH."""
+    console = Console(file=out, highlight=False)
+    if console.width < MIN_WIDTH:
+        console.width = MIN_WIDTH
+    return console
 
 
 def _num(value: float | None, digits: int = 1) -> str:

@@ -20,6 +20,7 @@ import sys
 
 from gputui.commands.report import RunError, file_records, run_files
 from gputui.logs.epochs import EpochTable
+from gputui.output import WriteFailed, open_output
 
 METRIC_FIELDS = ("time", "name", "value", "step", "epoch", "epoch_base", "rank", "scope", "source", "job")
 GPU_FIELDS = ("time", "host", "gpu_id", "index", "name", "util_gpu_pct", "util_mem_bw_pct", "mem_used_bytes")
@@ -30,12 +31,12 @@ SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 def export_csv(run: str, folder: str) -> dict[str, int]:
     """Write the three files of one RUN into ``folder``; returns the rows written per file."""
-    os.makedirs(folder, exist_ok=True)
+    _make_folder(folder)
     table = EpochTable()
     counts = {"metrics.csv": 0, "gpus.csv": 0, "epochs.csv": 0}
     with (
-        open(os.path.join(folder, "metrics.csv"), "w", newline="", encoding="utf-8") as mf,
-        open(os.path.join(folder, "gpus.csv"), "w", newline="", encoding="utf-8") as gf,
+        open_output(os.path.join(folder, "metrics.csv"), newline="", encoding="utf-8") as mf,
+        open_output(os.path.join(folder, "gpus.csv"), newline="", encoding="utf-8") as gf,
     ):
         metrics = csv.DictWriter(mf, METRIC_FIELDS, extrasaction="ignore")
         gpus = csv.DictWriter(gf, GPU_FIELDS, extrasaction="ignore")
@@ -52,7 +53,7 @@ def export_csv(run: str, folder: str) -> dict[str, int]:
                     counts["gpus.csv"] += 1
     rows = table.rows()
     names = list(dict.fromkeys(n for row in rows for n in row.values))
-    with open(os.path.join(folder, "epochs.csv"), "w", newline="", encoding="utf-8") as ef:
+    with open_output(os.path.join(folder, "epochs.csv"), newline="", encoding="utf-8") as ef:
         epochs = csv.writer(ef)
         epochs.writerow(["run", "rank", "epoch", "epoch_time_s", "images_per_s", *names])
         for row in rows:
@@ -60,6 +61,13 @@ def export_csv(run: str, folder: str) -> dict[str, int]:
             epochs.writerow([row.run, row.rank, row.epoch, row.epoch_time_s, row.images_per_s, *values])
             counts["epochs.csv"] += 1
     return counts
+
+
+def _make_folder(folder: str) -> None:
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as exc:
+        raise WriteFailed(folder, exc) from None
 
 
 def metric_step(fields: dict, order: dict[str, int]) -> int:
@@ -87,7 +95,10 @@ def export_tensorboard(run: str, folder: str) -> dict[str, int]:
     counts = {"metric values": 0, "GPU samples": 0}
     order: dict[str, int] = {}
     gpu_steps: dict[tuple[str, str], int] = {}
-    writer = SummaryWriter(logdir=folder)
+    try:
+        writer = SummaryWriter(logdir=folder)
+    except OSError as exc:
+        raise WriteFailed(folder, exc) from None
     try:
         for path in run_files(run):
             for record in file_records(path):
@@ -106,7 +117,10 @@ def export_tensorboard(run: str, folder: str) -> dict[str, int]:
                             writer.add_scalar(tag, value, global_step=step, walltime=record.time)
                     counts["GPU samples"] += 1
     finally:
-        writer.close()
+        try:
+            writer.close()
+        except OSError as exc:  # the last events could not be written (a full disk)
+            raise WriteFailed(folder, exc) from None
     return counts
 
 
@@ -130,8 +144,8 @@ def main(args: argparse.Namespace) -> int:
         except RunError as exc:
             print(f"gputui: error: {exc}", file=sys.stderr)
             return 1
-        except OSError as exc:
-            print(f"gputui: error: cannot write {folder}: {exc.strerror or exc}", file=sys.stderr)
+        except OSError as exc:  # reading the RUN (a failed write is WriteFailed: gputui.cli names the file)
+            print(f"gputui: error: cannot read {run}: {exc.strerror or exc}", file=sys.stderr)
             return 1
         written = ", ".join(f"{name}: {rows}" for name, rows in counts.items())
         print(f"{run} → {folder}: {written}")

@@ -25,6 +25,7 @@ from typing import Any
 from gputui.analysis import RunAnalysis
 from gputui.commands.export import metric_step
 from gputui.commands.report import RunError, file_records, run_files
+from gputui.output import WriteFailed
 from gputui.records import Record
 
 BATCH = 1000  # MLflow's limit of metrics per log_batch call
@@ -66,8 +67,12 @@ def _system_metrics(record: Record, steps: dict[tuple[str, str], int]) -> list[t
 
 
 def _records(run: str) -> Iterator[Record]:
-    for path in run_files(run):
-        yield from file_records(path)
+    """The RUN's records; a failed read is a RunError (an OSError past this is the store's write)."""
+    try:
+        for path in run_files(run):
+            yield from file_records(path)
+    except OSError as exc:
+        raise RunError(f"{run}: cannot read: {exc.strerror or exc}") from exc
 
 
 def export_mlflow(run: str, target: str) -> dict[str, int | str]:
@@ -82,6 +87,8 @@ def export_mlflow(run: str, target: str) -> dict[str, int | str]:
         return _export(run, MlflowClient(tracking_uri=tracking_uri(target)), Metric)
     except MlflowException as exc:  # a store MLflow cannot use, a server that answers an error
         raise RunError(f"MLflow ({target}): {_first_line(str(exc))}") from exc
+    except OSError as exc:  # the store cannot be written (a full disk)
+        raise WriteFailed(target, exc) from None
 
 
 def _first_line(text: str) -> str:

@@ -23,11 +23,11 @@ fairseq's ``train_wall`` (time spent in training steps) is ``step_wall`` so that
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 from gputui.logs.base import Context, emit, to_float
+from gputui.recordio import loads_json
 from gputui.records import Record
 
 NAME = "fairseq"
@@ -73,8 +73,8 @@ class FairseqParser:
         if tag is None or tag.end() != start:
             return None
         try:
-            obj = json.loads(text[start:])
-        except ValueError:
+            obj = loads_json(text[start:])
+        except ValueError:  # not JSON, or nested deeper than a record
             return None
         epoch = obj.get("epoch") if isinstance(obj, dict) else None
         if not isinstance(epoch, int):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import time as _time
 
 from gputui.logs.base import Context, metric, to_float
@@ -49,7 +50,7 @@ class CsvMetricsParser:
 
     def _lines(self, text: str, now: float) -> list[Record]:
         out: list[Record] = []
-        for row in csv.reader(io.StringIO(text)):
+        for row in _rows(text):
             if not row:
                 continue
             if self._header is None or row == self._header:
@@ -64,6 +65,8 @@ class CsvMetricsParser:
             to_float(step_text) if step_text else None,
             to_float(epoch_text) if epoch_text else None,
         )
+        step_value = step_value if step_value is not None and math.isfinite(step_value) else None
+        epoch_value = epoch_value if epoch_value is not None and math.isfinite(epoch_value) else None
         step = int(step_value) if step_value is not None and step_value >= 0 else None
         epoch = int(epoch_value) if epoch_value is not None and epoch_value.is_integer() else epoch_value
         out = []
@@ -87,3 +90,16 @@ class CsvMetricsParser:
             if rec is not None:
                 out.append(rec)
         return out
+
+
+def _rows(text: str) -> list[list[str]]:
+    """The CSV rows of ``text``; a row the csv module refuses (a field over its size limit, a NUL) is
+    skipped and the rows after it are read."""
+    reader, rows = csv.reader(io.StringIO(text)), []
+    while True:
+        try:
+            rows.append(next(reader))
+        except StopIteration:
+            return rows
+        except csv.Error:
+            continue

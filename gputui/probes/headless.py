@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gputui.probes.base import host_name
-from gputui.recordio import RecordWriter
+from gputui.recordio import RecordWriteError, RecordWriter
 from gputui.records import Record, event
 
 _PATTERN = re.compile(r"%(%|j|N|n|h)")
@@ -84,12 +84,17 @@ class RotatingWriter:
             self._size = self._current_size()
 
     def rotate(self) -> None:
+        """Move the files one number up and start FILE afresh; a failed move is a RecordWriteError."""
         self._writer.close()
-        for i in range(self.keep - 1, 0, -1):
-            src = f"{self.path}.{i}"
-            if os.path.exists(src):
-                os.replace(src, f"{self.path}.{i + 1}")
-        os.replace(self.path, f"{self.path}.1")
+        try:
+            for i in range(self.keep - 1, 0, -1):
+                src = f"{self.path}.{i}"
+                if os.path.exists(src):
+                    os.replace(src, f"{self.path}.{i + 1}")
+            os.replace(self.path, f"{self.path}.1")
+        except OSError as exc:
+            self._writer = RecordWriter(self.path)  # still appending to FILE, as before the rotation
+            raise RecordWriteError(exc.errno, f"cannot rotate {self.path}: {exc.strerror}") from None
         self.rotations += 1
         self._writer = RecordWriter(self.path)
         self._size = 0

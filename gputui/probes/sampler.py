@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from gputui import __version__
+from gputui.argtypes import SAMPLE_INTERVAL_S
 from gputui.probes.base import Backend, ProbeError
 from gputui.records import Record, event
 
@@ -39,6 +40,9 @@ class Sampler:
         clock: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
     ) -> None:
+        problem = SAMPLE_INTERVAL_S.problem(interval)
+        if problem:  # the CLI checks its flags; this guards every other caller (nan would spin)
+            raise ValueError(f"sampling interval {interval!r} {problem}")
         self.backend = backend
         self.host_probe = host_probe
         self.interval = interval

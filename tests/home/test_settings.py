@@ -102,15 +102,16 @@ def test_unknown_key_names_its_line(tmp_path) -> None:
 def test_same_key_in_two_sections_names_the_right_line(tmp_path) -> None:
     text = '[dashboard]\nrefresh_s = 0.5\n\n[jobs]\nended_hours = 3\nrefresh_s = "fast"\n'
     message = error_of(tmp_path, text)
-    assert message == f"{tmp_path / 'config.toml'}:6: jobs.refresh_s must be a number ≥ 0, not 'fast'"
+    what = "jobs.refresh_s must be a number from 0.5 to 3600 s, not 'fast'"
+    assert message == f"{tmp_path / 'config.toml'}:6: {what}"
 
 
 @pytest.mark.parametrize(
     ("text", "line", "what"),
     [
         ("[jobs]\nsqueue_json = 'yes'\n", 2, "jobs.squeue_json must be true or false, not 'yes'"),
-        ("[jobs]\n\nrefresh_s = true\n", 3, "jobs.refresh_s must be a number ≥ 0, not True"),
-        ("[jobs]\nended_hours = -1\n", 2, "jobs.ended_hours must be a number ≥ 0, not -1"),
+        ("[jobs]\n\nrefresh_s = true\n", 3, "jobs.refresh_s must be a number from 0.5 to 3600 s, not True"),
+        ("[jobs]\nended_hours = -1\n", 2, "jobs.ended_hours must be from 0 to 720 hours, not -1"),
         ("x = 1\n[jobs]\n", 1, "unknown section [x] (known: alerts, dashboard, jobs, clusters)"),
         (
             "# c\n[job]\nrefresh_s = 1\n",
@@ -236,8 +237,8 @@ def test_environment_without_a_file(tmp_path) -> None:
 @pytest.mark.parametrize(
     ("value", "message"),
     [
-        ("0", "GPUTUI_REFRESH='0' must be more than 0"),
-        ("-2", "GPUTUI_REFRESH='-2' must be more than 0"),
+        ("0", "GPUTUI_REFRESH='0' must be from 0.5 to 3600 s (one squeue call each)"),
+        ("-2", "GPUTUI_REFRESH='-2' must be from 0.5 to 3600 s (one squeue call each)"),
         ("5s", "GPUTUI_REFRESH='5s' is not a number of seconds"),
     ],
 )
