@@ -223,6 +223,8 @@ class LogFollower:
                 self._text_from, self._catching_up = 0, False
                 if self.on_reset is not None:
                     self.on_reset(change.reset)
+            if change.notice == "deleted":  # said before the bytes read with it (most come after)
+                out.append(self._deleted_event())
             if change.data:
                 end = self.file.offset
                 if change.more and not self._catching_up:
@@ -233,8 +235,6 @@ class LogFollower:
                 out.extend(self.parser.feed(change.data))
                 if self._catching_up and self.on_progress is not None:
                     self.on_progress(end, max(end, self._size()))
-            if change.notice == "deleted":
-                out.append(self._deleted_event())
             if not change.more:
                 if self._catching_up:
                     self._catching_up = False
