@@ -1,13 +1,21 @@
-"""``gputui jobs [--json] [--all]``: my Slurm jobs, from one ``squeue`` call."""
+"""``gputui jobs [--json] [--all]``: my Slurm jobs, from one ``squeue`` call.
+
+"no jobs" (exit 0) only when squeue answered with none; squeue failing, timing out or printing something
+that is not job rows is one line on stderr and exit status 1. Rows that do not parse among good ones: the
+good ones, and one line on stderr counting the others."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from gputui.cli import CommandError
-from gputui.slurm.commands import SlurmError
-from gputui.slurm.jobs import Job, format_duration, list_jobs
+from gputui.slurm.answers import read_squeue
+from gputui.slurm.commands import DEFAULT_TIMEOUT_S, SlurmError, run_slurm
+from gputui.slurm.jobs import Job, format_duration, squeue_argv
+
+TIMEOUT_S = DEFAULT_TIMEOUT_S
 
 _COLUMNS = ("JOBID", "NAME", "STATE", "TIME", "LIMIT", "NODES", "GPUS/NODE", "NODELIST(REASON)")
 
@@ -35,10 +43,14 @@ def table(jobs: list[Job]) -> str:
 
 
 def main(args: argparse.Namespace) -> int:
+    argv = squeue_argv(all_states=getattr(args, "all", False))
     try:
-        jobs = list_jobs(all_states=getattr(args, "all", False))
+        answer = read_squeue(run_slurm(argv, timeout=TIMEOUT_S, check=False))
     except SlurmError as exc:
         raise CommandError(str(exc)) from None
+    if answer.note:
+        print(f"gputui: warning: squeue: {answer.note}", file=sys.stderr)
+    jobs = answer.jobs
     if args.json:
         print(json.dumps([j.to_json_dict() for j in jobs], indent=1))
     elif jobs:

@@ -5,12 +5,14 @@ and ≥ 23.02, are read). Less often: ``sacct`` for jobs that ended in the last 
 Slurm says accounting is disabled), ``sinfo`` for the partitions. A job that starts running is asked about
 once with ``scontrol -d show job`` for which GPU indices sit on which node (also where TRES does not count
 GPUs). Every failure becomes one line in :attr:`JobsSnapshot.errors` and the last good answer is kept, so
-a slow or broken Slurm never blanks the list. All calls are argv lists with timeouts (no shell).
+a slow or broken Slurm never blanks the list: garbage output is a failure, not an empty list
+(:mod:`gputui.slurm.answers`), and the line says since when squeue fails and from when the table is. All
+calls are argv lists with timeouts (no shell); :meth:`SlurmPoller.stop` kills the one running (quitting
+never waits for a hung Slurm).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import pwd
 import subprocess
@@ -19,9 +21,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from gputui.slurm import sacct
+from gputui.slurm.answers import read_sacct, read_squeue
 from gputui.slurm.cluster import PartitionGpus, parse_snapshot, sinfo_argv
-from gputui.slurm.commands import SlurmError, SlurmNotFound, last_line, run_slurm
-from gputui.slurm.jobs import AccountingDisabled, Job, jobs_from_json, parse_squeue, squeue_argv
+from gputui.slurm.commands import CallGroup, SlurmError, SlurmNotFound, last_line, run_slurm
+from gputui.slurm.jobs import AccountingDisabled, Job, squeue_argv
 from gputui.slurm.scontrol import parse_scontrol_job
 
 Runner = Callable[[list[str], float], subprocess.CompletedProcess]
@@ -33,6 +36,11 @@ DETAILS_PER_POLL = 8  # more newly started jobs than this: one scontrol call for
 
 def default_runner(argv: list[str], timeout: float) -> subprocess.CompletedProcess:
     return run_slurm(argv, timeout=timeout, check=False)
+
+
+def clock_time(stamp: float) -> str:
+    """``12:03:10``: a wall-clock time of today, as the status line names it."""
+    return time.strftime("%H:%M:%S", time.localtime(stamp))
 
 
 @dataclass
@@ -69,7 +77,8 @@ class SlurmPoller:
         use_json: bool = False,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.run = run or default_runner
+        self.calls = CallGroup()
+        self.run = run or self._run_slurm
         self.user = user if user is not None else current_user()
         self.ended_hours = ended_hours
         self.use_json = use_json
@@ -80,6 +89,8 @@ class SlurmPoller:
         self.details: dict[str, dict[str, list[int]]] = {}  # job id → node → GPU indices
         self.accounting: bool | None = None
         self.taken_at = 0.0
+        self.failing_since = 0.0  # time.time() of squeue's first failure since its last answer
+        self.partitions_at = 0.0
         self.cluster_name = ""
         self.version = ""
         self._asked_config = False
@@ -125,8 +136,17 @@ class SlurmPoller:
             poll_s=time.monotonic() - started,
         )
 
+    def stop(self) -> None:
+        """No more Slurm calls: the one running is killed, later ones fail at once (the app is quitting)."""
+        self.calls.stop()
+
+    def _run_slurm(self, argv: list[str], timeout: float) -> subprocess.CompletedProcess:
+        return run_slurm(argv, timeout=timeout, check=False, group=self.calls)
+
     def _call(self, argv: list[str], timeout: float = SQUEUE_TIMEOUT_S) -> subprocess.CompletedProcess:
         """One Slurm command; SlurmError (timeouts, cannot run) passes up, SlurmNotFound too."""
+        if self.calls.stopped:
+            raise SlurmError(f"{argv[0]} not run: gputui is quitting")
         return self.run(argv, timeout)
 
     def _config(self) -> None:
@@ -149,41 +169,34 @@ class SlurmPoller:
                 self.version = value.strip()
 
     def _squeue(self) -> list[str]:
+        """One squeue call; on any failure the last good list stays and the line says since when."""
         argv = ["squeue", "--json"] if self.use_json else squeue_argv(all_states=True)
         try:
-            res = self._call(argv)
+            answer = read_squeue(self._call(argv), use_json=self.use_json, user=self.user or None)
         except SlurmNotFound:
             raise
         except SlurmError as exc:
-            return [str(exc)]
-        if res.returncode != 0:
-            return [f"squeue: {last_line(res.stderr) or f'exit status {res.returncode}'}"]
-        try:
-            jobs = self._parse_json(res.stdout) if self.use_json else parse_squeue(res.stdout)
-        except (ValueError, TypeError, AttributeError, KeyError) as exc:
-            why = f"{type(exc).__name__}: {str(exc)[:80]}"
-            return [f"squeue output unreadable ({why}); showing the last good list"]
-        if not jobs and res.stdout.strip() and not self.use_json:
-            return ["squeue output unreadable (no line had the expected fields); showing the last good list"]
-        self.active = jobs
+            return [self._squeue_failed(str(exc))]
+        if self.use_json:
+            self.details.update({job.job_id: job.gpus for job in answer.jobs if job.gpus})
+        self.active = answer.jobs
         self.taken_at = time.time()
-        return []
+        self.failing_since = 0.0
+        return [f"squeue: {answer.note}"] if answer.note else []
 
-    def _parse_json(self, text: str) -> list[Job]:
-        doc = json.loads(text)
-        if not isinstance(doc, dict):
-            raise ValueError("not a JSON object")
-        jobs = jobs_from_json(doc, user=self.user or None)
-        for job in jobs:
-            if job.gpus:
-                self.details[job.job_id] = job.gpus
-        return jobs
+    def _squeue_failed(self, why: str) -> str:
+        now = time.time()
+        self.failing_since = self.failing_since or now
+        since = f" (since {clock_time(self.failing_since)})" if self.failing_since < now else ""
+        if not self.taken_at:
+            return f"{why}{since}; no list of jobs yet"
+        return f"{why}{since}; showing the table from {clock_time(self.taken_at)}"
 
     def _sacct(self) -> list[str]:
+        """Jobs that ended recently; a failure keeps the last ended jobs."""
         argv = sacct.recent_argv(self.user, f"now-{int(self.ended_hours * 3600)}seconds")
         try:
-            res = self._call(argv)
-            self.ended = sacct.parse_recent(res.stdout, res.stderr, res.returncode)
+            answer = read_sacct(self._call(argv))
         except AccountingDisabled:
             self.accounting = False
             self.ended = []
@@ -192,25 +205,34 @@ class SlurmPoller:
             self.accounting = False
             return []
         except SlurmError as exc:
-            return [str(exc)]
+            return [str(exc)]  # the ended jobs of the last answer stay
+        self.ended = answer.jobs
         self.accounting = True
-        return []
+        return [f"sacct: {answer.note}"] if answer.note else []
 
     def _sinfo(self) -> list[str]:
+        """The partitions' free GPUs; a failure keeps the last ones and says from when they are."""
         try:
             res = self._call(sinfo_argv())
         except SlurmNotFound:
             return []
         except SlurmError as exc:
-            return [str(exc)]
+            return [self._sinfo_failed(str(exc))]
         if res.returncode != 0:
-            return [f"sinfo: {last_line(res.stderr) or f'exit status {res.returncode}'}"]
+            return [self._sinfo_failed(f"sinfo: {last_line(res.stderr) or f'exit status {res.returncode}'}")]
         snapshot = parse_snapshot(res.stdout)
-        if snapshot.partitions or not res.stdout.strip():
-            self.partitions = snapshot.partitions
+        if not snapshot.partitions and res.stdout.strip():
+            return [self._sinfo_failed(f"sinfo output unreadable ({snapshot.skipped} lines, none a node)")]
+        self.partitions = snapshot.partitions
+        self.partitions_at = time.time()
         if snapshot.skipped:
             return [f"sinfo: {snapshot.skipped} line(s) unreadable"]
         return []
+
+    def _sinfo_failed(self, why: str) -> str:
+        if not self.partitions_at:
+            return why
+        return f"{why}; free GPUs as of {clock_time(self.partitions_at)}"
 
     def _gpu_details(self) -> list[str]:
         """GPU indices per node of running jobs not asked about yet (one ``scontrol -d`` each, or one for

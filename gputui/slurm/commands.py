@@ -3,14 +3,18 @@
 Every Slurm command gputui runs goes through :func:`run_slurm` (or :func:`slurm_env` for long-lived
 processes such as the attach step). Nothing is ever passed through a shell. Failures become
 :class:`SlurmError` with one line a user can act on: ``Slurm command 'squeue' not found (is Slurm on
-PATH?)``, ``squeue timed out after 10 s``, or the command's own last stderr line.
+PATH?)``, ``squeue did not answer within 10 s``, or the command's own last stderr line. A
+:class:`CallGroup` ends the calls of one user of Slurm together (the jobs screen's poller: quitting kills
+a hung ``squeue`` instead of waiting for its timeout).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
+import threading
 from collections.abc import Mapping, Sequence
 
 DEFAULT_TIMEOUT_S = 15.0
@@ -29,6 +33,35 @@ class SlurmError(RuntimeError):
 
 class SlurmNotFound(SlurmError):
     """A Slurm command is not installed (or not on PATH)."""
+
+
+class CallGroup:
+    """Slurm commands that end together: :meth:`stop` kills those running and refuses new ones."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running: set[subprocess.Popen[str]] = set()
+        self.stopped = False
+
+    def _started(self, proc: subprocess.Popen[str]) -> None:
+        with self._lock:
+            self._running.add(proc)
+            if not self.stopped:
+                return
+        proc.kill()  # stopped while it was starting
+
+    def _ended(self, proc: subprocess.Popen[str]) -> None:
+        with self._lock:
+            self._running.discard(proc)
+
+    def stop(self) -> None:
+        """Kill every call of the group still running (each is reaped by its own caller)."""
+        with self._lock:
+            self.stopped = True
+            running = list(self._running)
+        for proc in running:
+            with contextlib.suppress(OSError):  # it ended meanwhile
+                proc.kill()
 
 
 def slurm_env(base: Mapping[str, str] | None = None, **extra: str) -> dict[str, str]:
@@ -66,31 +99,65 @@ def run_slurm(
     timeout: float = DEFAULT_TIMEOUT_S,
     check: bool = True,
     input_text: str | None = None,
+    group: CallGroup | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """Run one Slurm command (argv list) with captured text output.
 
-    ``check`` raises :class:`SlurmError` with the command's last stderr line on a non-zero exit.
+    ``group``: the call ends when the group is stopped (then :class:`SlurmError`). ``check`` raises
+    :class:`SlurmError` with the command's last stderr line on a non-zero exit.
     """
     argv = list(argv)
     run_env = slurm_env(env)
     exe = which(argv[0], run_env)
+    if group is not None and group.stopped:
+        raise SlurmError(f"{argv[0]} not run: gputui is quitting")
     try:
-        res = subprocess.run(
+        proc = subprocess.Popen(
             [exe, *argv[1:]],
             env=run_env,
-            input=input_text,
-            stdin=None if input_text is not None else subprocess.DEVNULL,
-            capture_output=True,
+            stdin=subprocess.PIPE if input_text is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
             errors="replace",
-            timeout=timeout,
         )
-    except subprocess.TimeoutExpired:
-        raise SlurmError(f"{argv[0]} did not answer within {timeout:g} s (is slurmctld reachable?)") from None
     except OSError as exc:
         raise SlurmError(f"cannot run {argv[0]}: {exc.strerror}") from None
+    res = _communicate(proc, argv, input_text, timeout, group)
     if check and res.returncode != 0:
         why = last_line(res.stderr) or last_line(res.stdout) or f"exit status {res.returncode}"
         prefix = f"{argv[0]}: "
         raise SlurmError(why if why.startswith(prefix) else prefix + why)  # Slurm's own lines name it
     return res
+
+
+def _communicate(
+    proc: subprocess.Popen[str],
+    argv: list[str],
+    input_text: str | None,
+    timeout: float,
+    group: CallGroup | None,
+) -> subprocess.CompletedProcess[str]:
+    """Wait for ``proc`` as :func:`subprocess.run` does (killed and reaped on a timeout or an error),
+    registered in ``group`` meanwhile."""
+    if group is not None:
+        group._started(proc)
+    try:
+        with proc:
+            try:
+                stdout, stderr = proc.communicate(input_text, timeout=timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
+                raise SlurmError(
+                    f"{argv[0]} did not answer within {timeout:g} s (is slurmctld reachable?)"
+                ) from None
+            except BaseException:
+                proc.kill()
+                raise
+    finally:
+        if group is not None:
+            group._ended(proc)
+    if group is not None and group.stopped and proc.returncode < 0:
+        raise SlurmError(f"{argv[0]} stopped: gputui is quitting")
+    return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)

@@ -21,6 +21,7 @@ from gputui.home.poller import (
     ENDED_EVERY_S,
     SQUEUE_TIMEOUT_S,
     SlurmPoller,
+    clock_time,
 )
 from gputui.home.rows import build_rows
 from gputui.slurm import sacct
@@ -283,7 +284,8 @@ def test_sinfo_failure_keeps_last_partitions() -> None:
     replay.answers["sinfo"] = answer("", "sinfo: error: Unable to contact slurm controller\n", 1)
     clock.now += CLUSTER_EVERY_S
     snap = poller.poll()
-    assert snap.errors == ["sinfo: sinfo: error: Unable to contact slurm controller"]
+    why = "sinfo: sinfo: error: Unable to contact slurm controller"
+    assert snap.errors == [f"{why}; free GPUs as of {clock_time(poller.partitions_at)}"]
     assert [(p.name, p.free_gpus) for p in snap.partitions] == [("debug", 3)]
 
 
@@ -304,7 +306,7 @@ def test_sinfo_failure_keeps_last_partitions() -> None:
         ),
         (
             answer("<html>proxy error</html>\nsecond line\n"),
-            "squeue output unreadable (no line had the expected fields); showing the last good list",
+            "squeue output unreadable (no job row in 2 lines; first: '<html>proxy error</html>')",
         ),
     ],
     ids=["exit-1", "exit-1-silent", "timeout", "garbage"],
@@ -317,7 +319,7 @@ def test_squeue_failure_keeps_last_good_jobs(reply, error: str) -> None:
     replay.answers["squeue"] = reply
     clock.now += 5
     snap = poller.poll()
-    assert snap.errors == [error]
+    assert snap.errors == [f"{error}; showing the table from {clock_time(good.taken_at)}"]
     assert all("\n" not in e for e in snap.errors)
     assert [j.job_id for j in snap.jobs] == good_ids
     assert snap.taken_at == good.taken_at
@@ -457,7 +459,7 @@ def test_json_23_11_filtered_by_user_gpus_from_gres_detail() -> None:
     ("text", "start"),
     [
         ("not json {", "squeue output unreadable (JSONDecodeError: "),
-        ("[1, 2]", "squeue output unreadable (ValueError: not a JSON object)"),
+        ("[1, 2]", "squeue output unreadable (ValueError: not squeue's document: no list of jobs)"),
     ],
 )
 def test_json_garbage_keeps_last_good(text: str, start: str) -> None:
@@ -469,7 +471,7 @@ def test_json_garbage_keeps_last_good(text: str, start: str) -> None:
     clock.now += 5
     snap = poller.poll()
     assert len(snap.errors) == 1 and snap.errors[0].startswith(start)
-    assert snap.errors[0].endswith("; showing the last good list")
+    assert snap.errors[0].endswith(f"; showing the table from {clock_time(snap.taken_at)}")
     assert [j.job_id for j in snap.jobs] == good
     assert {j.job_id: j.gpus for j in snap.jobs}["3"] == {"node1": [0, 1], "node2": [0, 1]}
 

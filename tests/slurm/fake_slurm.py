@@ -1,7 +1,8 @@
 """Fake Slurm commands on PATH for the unit tests (``tests/fakes/slurm``), and an attach run in a thread.
 
 :class:`FakeSlurm` puts the fakes first on PATH and writes the scenario they replay: per command, the
-outputs of its calls, built from the Slurm 22.05 captures in ``tests/slurm/data``. ``SLURM_CONF`` points
+outputs of its calls, built from the Slurm 22.05 captures in ``tests/slurm/data``; :func:`slow` and
+:func:`garbage` answer late or with something that is not Slurm's output. ``SLURM_CONF`` points
 nowhere, so a real Slurm command reached by mistake fails instead of asking the shared cluster. The call
 log gives each command's argv. No test using this needs the local cluster.
 """
@@ -68,6 +69,27 @@ def job_line(state: str = "RUNNING", reason: str = "None", stdout: str | None = 
 
 def response(stdout: str = "", stderr: str = "", exit: int = 0, **extra: Any) -> dict[str, Any]:
     return {"stdout": stdout, "stderr": stderr, "exit": exit, **extra}
+
+
+def slow(seconds: float, answer: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A command that answers only after ``seconds`` (``answer``, default nothing): a slow or hung
+    slurmctld. The fake sleeps in its own process, so a caller's timeout or kill ends it."""
+    return {**(answer or response()), "sleep": seconds}
+
+
+#: Outputs that are not Slurm's answer (exit status 0): what a broken wrapper, a proxy or a full disk
+#: might print. ``partial-json`` is a ``squeue --json`` document cut short.
+GARBAGE = {
+    "html": "<html><body>502 Bad Gateway</body></html>\n",
+    "header": "JOBID PARTITION NAME USER ST TIME NODES NODELIST(REASON)\n",
+    "random": "\x00\x7f\x1b[31m garbage\n\u00e9\u00e8 more garbage; no fields at all\n",
+    "partial-json": '{"meta": {"plugin": {"type": "openapi/v0.0.38"}}, "errors": [], "jobs": [{"account": ',
+}
+
+
+def garbage(kind: str = "html") -> dict[str, Any]:
+    """A response printing :data:`GARBAGE` ``[kind]`` with exit status 0."""
+    return response(GARBAGE[kind])
 
 
 def job(state: str = "RUNNING", reason: str = "None", **kw: Any) -> dict[str, Any]:

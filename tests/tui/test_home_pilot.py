@@ -182,7 +182,8 @@ async def test_squeue_failure_keeps_the_last_good_table(folder):
         await pilot.press("r")
         await home_data.wait_polled(pilot, squeue_calls=2)
         assert shown_keys(pilot) == SAMPLE_KEYS
-        assert status(pilot) == "squeue: slurm_load_jobs error: Socket timed out on send/recv operation"
+        why = "squeue: slurm_load_jobs error: Socket timed out on send/recv operation"
+        assert status(pilot) == f"{why}; showing the table from 08:00:00"
         fake.squeue = home_data.SAMPLE_SQUEUE  # Slurm answers again: the error line goes
         await pilot.press("r")
         await home_data.wait_polled(pilot, squeue_calls=3)

@@ -2,7 +2,9 @@
 
 A timer asks a thread worker for a refresh (one ``squeue`` each time; never two at once); the answer comes
 back as a :class:`~gputui.tui.messages.JobsPolled` message and only the cells that changed are redrawn.
-Errors are one line in the status bar over the last good table. Job actions (cancel, signal, script,
+Errors are one line in the status bar over the last good table (what failed, since when, from when the
+table is); the list says "no jobs" only when squeue answered with none. Leaving the screen (quitting) stops
+the poller: a hung Slurm call is killed, never waited for. Job actions (cancel, signal, script,
 submit) run in workers and report through :class:`~gputui.tui.messages.ActionDone`; the editor and the
 shell inside a job run with the app suspended.
 """
@@ -129,10 +131,19 @@ class JobsScreen(Screen):
         try:
             snapshot = self.poller.poll(force=force, quick=quick)
         except Exception as exc:  # a poller bug must not stop the list: say it, keep polling
+            last = self.snapshot or JobsSnapshot()
             snapshot = JobsSnapshot(
-                jobs=self.snapshot.jobs if self.snapshot else [], errors=[f"refresh failed: {exc}"]
+                jobs=last.jobs,
+                partitions=last.partitions,
+                taken_at=last.taken_at,
+                errors=[f"refresh failed: {exc}"],
             )
         self.post_message(JobsPolled(snapshot))
+
+    def on_unmount(self) -> None:
+        """Quitting: kill the Slurm call in flight (the poll's thread then ends at once) instead of
+        letting the app's exit wait for its timeout."""
+        self.poller.stop()
 
     def on_screen_resume(self) -> None:
         """Back from a dashboard or the form: ask squeue at once when the list is older than a refresh
@@ -196,6 +207,8 @@ class JobsScreen(Screen):
                 key = job.state.lower() if job.active else "ended"
                 counts[key] = counts.get(key, 0) + 1
             summary = ", ".join(f"{n} {k}" for k, n in counts.items()) or "no jobs"
+            if not snap.taken_at and not snap.jobs:
+                summary = "not known yet"
             text.append(f" · my jobs: {summary}")
             if snap.taken_at:
                 text.append(f" · {time.strftime('%H:%M', time.localtime(snap.taken_at))}", style="dim")
@@ -206,7 +219,8 @@ class JobsScreen(Screen):
         row = self.query_one(JobsTable).selected_row()
         job = row.job if row else None
         if job is None:
-            empty = self.snapshot is not None and not self.snapshot.jobs and self.snapshot.slurm_found
+            snap = self.snapshot
+            empty = snap is not None and not snap.jobs and snap.slurm_found and bool(snap.taken_at)
             self._update(
                 "#job-detail",
                 "no jobs: l launches one, d runs the demo" if empty else (row.cells[3] if row else ""),

@@ -7,9 +7,11 @@
 
 Each call has a key (``srun --version``, ``srun`` for a step, ``scontrol show job``, ``sacct``, ...) and
 takes the next response of its list; the last one repeats. A RESPONSE is ``{"stdout", "stderr", "exit",
-"then"}``; ``then`` replaces other keys' lists (``scancel`` ending the job: ``scontrol show job`` says
-CANCELLED from then on). Every call appends ``{"cmd", "key", "argv", "env"}`` to the log; a step also
-logs what happened to it (``sigterm``, ``end``). A STEP is run by :mod:`step`. Standard library only.
+"sleep", "then"}``; ``sleep`` seconds pass before it answers (a slow or hung slurmctld: the caller's
+timeout, or its kill, ends the fake); ``then`` replaces other keys' lists (``scancel`` ending the job:
+``scontrol show job`` says CANCELLED from then on). Every call appends ``{"cmd", "key", "argv", "env"}``
+to the log; a step also logs what happened to it (``sigterm``, ``end``). A STEP is run by :mod:`step`.
+Standard library only.
 """
 
 from __future__ import annotations
