@@ -6,8 +6,9 @@ progress bar and runs of same-shape step lines are sampled, epoch rows and the o
 ``--json`` reads every frame. On a terminal a progress line on stderr shows how far a large file is.
 ``--batch-size``: the global batch of one printed step (all ranks together),
 for images/s where the log counts steps but not samples. Lightning ``metrics.csv``, TensorBoard
-``events.out.tfevents.*`` and gputui JSONL record files are recognised by name/content. Errors are
-one line each; exit status 1 if any file could not be read.
+``events.out.tfevents.*``, MLflow runs (``meta.yaml``), W&B ``.wandb`` files and gputui JSONL record files
+are recognised by name/content; a directory gives its runs' metric files (:mod:`gputui.logs.metric_files`).
+Errors are one line each; exit status 1 if any file could not be read.
 """
 
 from __future__ import annotations

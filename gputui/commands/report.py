@@ -3,7 +3,8 @@ whether more GPUs helped (``docs/analysis.md``).
 
 RUN is a record file (``--log``, ``attach --output``, ``gputui parse --json``), a training log (read by the
 project's log parser), a metric file or run directory (``metrics.csv``, TensorBoard events,
-``lightning_logs/``: :mod:`gputui.logs.metric_files`), or a Slurm job id (its ``slurm-ID.out`` and
+``lightning_logs/``, an MLflow or W&B run; a store of several runs is one RUN per run:
+:mod:`gputui.logs.metric_files`), or a Slurm job id (its ``slurm-ID.out`` and
 ``gputui-ID-*.jsonl`` in the current directory, read together).
 Rich tables on a terminal; ``--json`` and ``--csv`` for scripts.
 """

@@ -29,6 +29,7 @@ META = "meta.yaml"
 METRICS = "metrics"
 STATUSES = {1: "RUNNING", 2: "SCHEDULED", 3: "FINISHED", 4: "FAILED", 5: "KILLED"}
 OUTCOMES = {"FINISHED": "completed", "FAILED": "crashed", "KILLED": "cancelled"}
+MAX_EPOCH_STEPS = 1 << 20  # steps whose logged epoch is kept (the oldest are dropped beyond)
 
 Row = tuple[str, int, float, int]  # metric name, time (ms), value, step
 
@@ -98,6 +99,8 @@ class MlflowRun:
             if name == EPOCH:
                 self._epochs[step] = value
                 self._last_epoch_step = max(self._last_epoch_step, step)
+                if len(self._epochs) > MAX_EPOCH_STEPS:
+                    del self._epochs[next(iter(self._epochs))]
         held, self._pending = self._pending, []
         new = [r for r in rows if r[0] != EPOCH]
         out = self._records(held + new, hold=not (final or ended), first_new=len(held))

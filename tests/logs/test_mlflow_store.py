@@ -137,3 +137,20 @@ def test_attach_follows_the_jobs_run_as_it_is_written(tmp_path: Path, monkeypatc
     still = write_run(client, "e", "cut", None, logged(epochs=1))
     (end,) = MetricFileFollower(str(still / "meta.yaml")).finish()[-1:]
     assert end["outcome"] == "unknown" and "cut is RUNNING" in end["evidence"]
+
+
+def test_a_run_without_epochs_and_lines_of_other_versions(tmp_path: Path, capsys, monkeypatch) -> None:
+    """No ``epoch`` logged: step values without an epoch; an old 2-field line is step 0 (as MLflow reads
+    it); a line that is not a metric line is skipped, the others still read."""
+    client = client_for(tmp_path / "mlruns", monkeypatch)
+    run_dir = write_run(
+        client, "e", "plain", "FINISHED", [("a/b/tokens_per_s", 10.0 * s, s, T0 + s) for s in (1, 2)]
+    )
+    with open(run_dir / "metrics" / "a" / "b" / "tokens_per_s", "a") as fh:
+        fh.write(f"not a metric line\n{T0 + 9} 7.5\n")
+    got = [r for r in records(capsys, str(run_dir)) if r["kind"] == "metric"]
+    assert [(r["name"], r["value"], r["step"], r.get("epoch"), r["scope"]) for r in got] == [
+        ("a/b/tokens_per_s", 7.5, 0, None, "step"),
+        ("a/b/tokens_per_s", 10.0, 1, None, "step"),
+        ("a/b/tokens_per_s", 20.0, 2, None, "step"),
+    ]
