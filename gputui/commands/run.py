@@ -2,7 +2,10 @@
 
 ``--dry-run`` prints the script and submits nothing; ``--local`` runs the ranks as local processes with the
 same environment contract (see :mod:`gputui.slurm.launch_local`). Scripts are kept in
-``$GPUTUI_STATE_DIR/scripts`` (default ``~/.local/state/gputui/scripts``), named ``<name>-<jobid>.sh``.
+``$GPUTUI_STATE_DIR/scripts`` (default ``~/.local/state/gputui/scripts``), named ``<name>-<jobid>.sh``; one
+sbatch refused is removed. A bad value (a job name against
+:data:`~gputui.slurm.batch_script.JOB_NAME`, a line break in an option) is one line and exit status 2,
+before anything is written.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import argparse
 import sys
 
 from gputui.cli import CommandError
-from gputui.slurm.batch_script import LaunchSpec, render, submit, write_script
+from gputui.slurm.batch_script import LaunchSpec, render, write_and_submit
 from gputui.slurm.commands import SlurmError
 
 
@@ -87,14 +90,17 @@ def _run_local(spec: LaunchSpec, args: argparse.Namespace) -> int:
 def main(args: argparse.Namespace) -> int:
     spec = spec_from_args(args)
     try:
-        text = render(spec)
+        text = render(spec)  # every value checked (job name: one rule with the launch form)
+    except SlurmError as exc:  # a bad option value: a usage error, nothing written or submitted
+        print(f"gputui: error: {exc}", file=sys.stderr)
+        return 2
+    try:
         if args.dry_run:
             sys.stdout.write(text)
             return 0
         if args.local:
             return _run_local(spec, args)
-        script = write_script(spec, text)
-        job_id, path = submit(script)
+        job_id, path = write_and_submit(spec, text)
     except (SlurmError, OSError) as exc:
         raise CommandError(str(exc)) from None
     print(f"submitted job {job_id}")

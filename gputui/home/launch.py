@@ -16,7 +16,7 @@ import sys
 from dataclasses import asdict, dataclass, fields
 
 from gputui.config import ClusterPreset
-from gputui.slurm.batch_script import PATTERNS, LaunchSpec, render, state_dir
+from gputui.slurm.batch_script import JOB_NAME_RULE, PATTERNS, LaunchSpec, job_name_problem, render, state_dir
 from gputui.slurm.commands import SlurmError
 
 _TIME = re.compile(
@@ -24,7 +24,6 @@ _TIME = re.compile(
 )
 _MEM = re.compile(r"^\d+(?:[KMGT]B?)?$", re.IGNORECASE)  # what sbatch --mem takes: 100, 32k, 32G, 32GB
 _WORD = re.compile(r"^[A-Za-z0-9_.+-]+$")
-_NAME = re.compile(r"^[A-Za-z0-9_.+-]{1,64}$")
 
 
 @dataclass
@@ -88,8 +87,8 @@ def validate_form(form: LaunchForm, python: str = sys.executable) -> tuple[Launc
         value = getattr(form, key).strip()
         if value and not _WORD.match(value):
             errors[key] = f"{label} is one word of letters, digits, _ . + -"
-    if form.job_name.strip() and not _NAME.match(form.job_name.strip()):
-        errors["job_name"] = "job name: up to 64 letters, digits, _ . + -"
+    if form.job_name and job_name_problem(form.job_name):  # as typed: the rule of gputui run
+        errors["job_name"] = f"job name: {JOB_NAME_RULE}"
     if form.pattern not in PATTERNS:
         errors["pattern"] = f"launch pattern is one of {', '.join(PATTERNS)}"
     if form.where == "local" and (nodes or 1) > 1:
@@ -107,7 +106,7 @@ def validate_form(form: LaunchForm, python: str = sys.executable) -> tuple[Launc
         account=form.account.strip() or None,
         mem=form.mem.strip() or None,
         pattern=form.pattern,
-        job_name=form.job_name.strip() or None,
+        job_name=form.job_name or None,
         setup_lines=[line for line in form.setup.splitlines() if line.strip()],
         python=python,
     )

@@ -16,6 +16,11 @@ user's command is written with :func:`shlex.join`, so it reaches the program byt
 no ``-u``: an ``--unbuffered`` task gets a pseudo-terminal of zero width, on which tqdm bars print nothing
 (``PYTHONUNBUFFERED=1`` streams Python's output instead). Scripts are
 kept in :func:`scripts_dir` and renamed ``<name>-<jobid>.sh`` once sbatch has given the job id.
+
+Every value is data, never a line, path or option of the script: the job name follows :data:`JOB_NAME`
+(the one rule of ``gputui run`` and the launch form: it is written into ``#SBATCH --job-name=`` and the
+script's file name), option values have no whitespace or line break, set-up lines are one line each, and
+the command and paths are quoted.
 """
 
 from __future__ import annotations
@@ -38,6 +43,10 @@ _DESCRIPTIONS = {
     "per-node": "one task per node using all of the node's GPUs (e.g. TensorFlow MirroredStrategy)",
     "lightning": "PyTorch Lightning: srun starts one task per GPU; Lightning reads Slurm's variables itself",
 }
+#: The job names gputui writes (``gputui run --job-name``, the launch form): no space, line break, quote,
+#: ``/`` or ``%``, so the name is one word of the ``#SBATCH`` line and of the script's file name.
+JOB_NAME = re.compile(r"[A-Za-z0-9_.+-]{1,64}")
+JOB_NAME_RULE = "up to 64 letters, digits, _ . + -"
 LIGHTNING_NOTE = [
     "# Lightning's SLURMEnvironment takes the ranks from SLURM_PROCID/SLURM_LOCALID/SLURM_NODEID and needs",
     "# --ntasks-per-node equal to Trainer(devices=...) and --nodes equal to Trainer(num_nodes=...).",
@@ -86,7 +95,13 @@ class LaunchSpec:
         return re.sub(r"[^A-Za-z0-9_.+-]", "_", base)[:40] or "job"
 
 
+def job_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a job name (one line, the name shown escaped), or None when it can."""
+    return None if JOB_NAME.fullmatch(name) else f"job name {name!r}: {JOB_NAME_RULE}"
+
+
 def validate(spec: LaunchSpec) -> None:
+    """:class:`SlurmError` (one line) for a spec whose values could not be written as they are."""
     if not spec.cmd:
         raise SlurmError("no command given: gputui run [options] -- CMD ARGS...")
     if spec.pattern not in PATTERNS:
@@ -98,9 +113,14 @@ def validate(spec: LaunchSpec) -> None:
             raise SlurmError(f"{label} {value!r} is not a valid value")
     if spec.gpu_log_backend not in (None, *GPU_BACKENDS):
         raise SlurmError(f"unknown GPU backend {spec.gpu_log_backend!r} (one of {', '.join(GPU_BACKENDS)})")
-    for line in spec.setup_lines:
-        if "\n" in line or "\r" in line:
-            raise SlurmError(f"set-up line {line!r} must be one line")
+    one_line = [("set-up line", line) for line in spec.setup_lines]
+    one_line += [("--env-setup", spec.env_setup or ""), *(("#SBATCH option", a) for a in spec.extra_sbatch)]
+    for label, value in one_line:
+        if "\n" in value or "\r" in value:
+            raise SlurmError(f"{label} {value!r} must be one line")
+    problem = job_name_problem(spec.name)
+    if problem:
+        raise SlurmError(problem)
     if spec.pattern == "lightning" and spec.name in ("bash", "interactive"):
         raise SlurmError(
             f"job name {spec.name!r}: Lightning takes a job of that name for an interactive session and "
@@ -234,6 +254,7 @@ def scripts_dir() -> Path:
 
 def write_script(spec: LaunchSpec, text: str | None = None) -> Path:
     """Write the script to :func:`scripts_dir` under a provisional name; return its path."""
+    validate(spec)  # the name is one word of letters, digits, _ . + -: the file stays in the folder
     folder = scripts_dir()
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{spec.name}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.sh"
@@ -258,3 +279,14 @@ def submit(script: Path, *, env: dict[str, str] | None = None) -> tuple[str, Pat
     except OSError:
         final = script
     return job_id, final
+
+
+def write_and_submit(spec: LaunchSpec, text: str | None = None) -> tuple[str, Path]:
+    """:func:`write_script` then :func:`submit`; a script sbatch refused is removed (nothing half-done is
+    left: ``gputui run --dry-run`` prints it again)."""
+    script = write_script(spec, text)
+    try:
+        return submit(script)
+    except SlurmError:
+        script.unlink(missing_ok=True)
+        raise

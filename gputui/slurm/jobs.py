@@ -1,8 +1,12 @@
 """My jobs: the job model, the ``squeue`` listing and the ownership check.
 
-* List: **one** ``squeue --me --array -h -O Field:\\x1F,...`` call per refresh (never one per job). Fields
-  with an empty size and a suffix are printed unpadded and untruncated, so names containing ``|`` or
-  spaces survive; a line is used only if it splits into exactly the expected number of parts.
+* List: **one** ``squeue --me --array -h -O Field:END,...`` call per refresh (never one per job). Fields
+  with an empty size and a suffix are printed unpadded and untruncated; END is
+  :data:`gputui.slurm.fields.FIELD_END`, which no job name or path can contain, so a name with ``\\x1f``,
+  ``|``, newlines or spaces never breaks a row.
+* A job's name and pending reason are made :func:`~gputui.textsafe.printable` where they enter the model
+  (after the name has filled ``%x`` in the output paths, which stay as Slurm gave them: files are opened
+  by them).
 * Detail and node state: :mod:`gputui.slurm.scontrol`; finished jobs: :mod:`gputui.slurm.sacct`.
 """
 
@@ -16,10 +20,12 @@ from typing import Any
 
 from gputui.slurm import jsonshape
 from gputui.slurm.commands import SlurmError, run_slurm
+from gputui.slurm.fields import FIELD_END, UNIT_SEP, split_rows
 from gputui.slurm.hostlist import HostlistError, expand_hostlist
 from gputui.slurm.stdout_path import PatternContext, resolve_stdout
+from gputui.textsafe import printable
 
-SEP = "\x1f"
+SEP = UNIT_SEP  # the old line format's separator (captures, test fakes); real calls end fields by FIELD_END
 #: squeue -O fields, in order, and the Job attribute each one fills.
 SQUEUE_FIELDS: tuple[tuple[str, str], ...] = (
     ("JobID", "raw_job_id"),
@@ -153,11 +159,13 @@ def _expand(nodelist: str) -> list[str]:
 
 
 def _finish(job: Job) -> Job:
+    """Nodes and output paths from what Slurm said; then the name and reason made safe to show."""
     job.nodes = _expand(job.nodelist)
     if not job.stdout:
         job.stdout = resolve_stdout(job.stdout_raw, _context(job))
     if not job.stderr:
         job.stderr = resolve_stdout(job.stderr_raw or job.stdout_raw, _context(job))
+    job.name, job.reason = printable(job.name), printable(job.reason)
     return job
 
 
@@ -177,17 +185,14 @@ def _context(job: Job) -> PatternContext:
 
 
 def squeue_argv(all_states: bool = False) -> list[str]:
-    fmt = ",".join(f"{name}:{SEP}" for name, _ in SQUEUE_FIELDS)
+    fmt = ",".join(f"{name}:{FIELD_END}" for name, _ in SQUEUE_FIELDS)
     return ["squeue", "--me", "--array", "-h", *(["-t", "all"] if all_states else []), "-O", fmt]
 
 
 def parse_squeue(text: str) -> list[Job]:
-    """Jobs from ``squeue -h -O Field:\\x1F,...`` output; lines that do not split exactly are skipped."""
+    """Jobs from :func:`squeue_argv`'s output (rows by :func:`~gputui.slurm.fields.split_rows`)."""
     jobs = []
-    for line in text.splitlines():
-        parts = line.split(SEP)
-        if len(parts) != len(SQUEUE_FIELDS) + 1:
-            continue
+    for parts in split_rows(text, len(SQUEUE_FIELDS)):
         raw = {attr: parts[i] for i, (_, attr) in enumerate(SQUEUE_FIELDS)}
         raw_id, array_job, task = (
             _int(raw["raw_job_id"]),

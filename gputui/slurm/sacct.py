@@ -1,11 +1,15 @@
-"""Finished jobs from ``sacct`` (one batched call), or :class:`AccountingDisabled` in one line."""
+"""Finished jobs from ``sacct`` (one batched call), or :class:`AccountingDisabled` in one line.
+
+``sacct -p --delimiter=END``: every field is followed by :data:`gputui.slurm.fields.FIELD_END`, so no job
+name breaks a row; the name is made :func:`~gputui.textsafe.printable` here.
+"""
 
 from __future__ import annotations
 
 from gputui.slurm.commands import SlurmError, run_slurm
+from gputui.slurm.fields import FIELD_END, split_rows
 from gputui.slurm.jobid import parse_jobid
 from gputui.slurm.jobs import (
-    SEP,
     AccountingDisabled,
     Job,
     JobNotFound,
@@ -14,21 +18,22 @@ from gputui.slurm.jobs import (
     _int,
     parse_duration,
 )
+from gputui.textsafe import printable
 
 SACCT_FIELDS = ("JobID", "JobName", "User", "State", "Partition", "Account", "NNodes", "NodeList")
 SACCT_FIELDS += ("Elapsed", "Timelimit", "Submit", "Start", "End", "WorkDir", "ExitCode")
 
 
 def parse_sacct(text: str) -> list[Job]:
+    """Allocations (not steps) from ``sacct -p`` output ended by FIELD_END (or old ``-P`` lines)."""
     jobs = []
-    for line in text.splitlines():
-        parts = line.split(SEP)
-        if len(parts) != len(SACCT_FIELDS) or "." in parts[0]:
+    for parts in split_rows(text, len(SACCT_FIELDS), old_lines_ended=False):
+        if "." in parts[0]:
             continue
         r = dict(zip(SACCT_FIELDS, parts, strict=True))
         job = Job(
             job_id=r["JobID"],
-            name=r["JobName"],
+            name=printable(r["JobName"]),
             user=r["User"],
             state=(r["State"].split() or ["UNKNOWN"])[0],
             partition=r["Partition"],
@@ -50,7 +55,7 @@ def parse_sacct(text: str) -> list[Job]:
 def finished_job(job_id: str, *, env: dict[str, str] | None = None) -> Job:
     """A finished job from accounting; :class:`AccountingDisabled` or :class:`JobNotFound` otherwise."""
     jid = str(parse_jobid(job_id))
-    argv = ["sacct", "-X", "-P", "-n", f"--delimiter={SEP}", "-j", jid, "-o", ",".join(SACCT_FIELDS)]
+    argv = ["sacct", "-X", "-p", "-n", f"--delimiter={FIELD_END}", "-j", jid, "-o", ",".join(SACCT_FIELDS)]
     res = run_slurm(argv, env=env, check=False)
     if "accounting storage is disabled" in (res.stderr + res.stdout).lower():
         raise AccountingDisabled("Slurm accounting is disabled on this cluster: finished jobs are not kept")
@@ -73,9 +78,9 @@ def recent_argv(user: str, since: str = "now-1days") -> list[str]:
     return [
         "sacct",
         "-X",
-        "-P",
+        "-p",
         "-n",
-        f"--delimiter={SEP}",
+        f"--delimiter={FIELD_END}",
         f"--user={user}",
         "-S",
         since,

@@ -4,6 +4,13 @@
 (``JobName``, ``Command``, ``WorkDir`` and ``StdOut`` may contain spaces), plus the per-node allocation
 entries ``Nodes=node[1-2] CPU_IDs=0 Mem=0 GRES=gpu:2(IDX:0-1)`` that give each node's GPU indices.
 ``StdOut=``/``StdErr=`` are already expanded there.
+
+A job name is any text (Slurm 22.05 takes newlines and ``Key=`` lookalikes in it): it is the text between
+``JobName=`` and the ``UserId=U(N) GroupId=G(N) MCS_label=`` that scontrol prints right after it (the
+first such: the name also appears in ``%x`` output paths), taken out before the rest is split (and its
+copies in paths stand in for while they are split); a printed
+line that does not start with ``JobId=`` continues the previous one (a name's newline). So
+``--job-name 'x StdOut=/etc/passwd JobState=FAILED'`` is only a name.
 """
 
 from __future__ import annotations
@@ -17,6 +24,8 @@ from gputui.slurm.jobs import Job, JobNotFound, _clean, _expand, _finish, _int, 
 #: Keys whose values are free text (may contain spaces, even ``Foo=`` lookalikes).
 FREE_TEXT_KEYS = ("JobName", "Command", "WorkDir", "StdOut", "StdErr", "StdIn", "Comment", "Reason")
 _KEY = re.compile(r"(?:^|(?<=\s))([A-Za-z][A-Za-z0-9_/:]*)=")
+_JOB_NAME = re.compile(r"(?:^|\s)JobName=(.*?) UserId=\S*\(\d+\) GroupId=\S*\(\d+\) MCS_label=", re.DOTALL)
+_NAME_MARK = "\x00"  # stands for the job name in its %x-expanded paths while they are split (no NUL there)
 #: Keys scontrol prints (22.05 plus later additions); after a free-text key only these end its value.
 KNOWN_KEYS = frozenset(
     [
@@ -138,7 +147,16 @@ def split_scontrol(line: str) -> tuple[dict[str, str], list[dict[str, str]]]:
 
 
 def parse_scontrol_job(line: str) -> Job:
-    fields, details = split_scontrol(line.strip())
+    """The job of one ``scontrol show job -o -d`` record (newlines of its name included)."""
+    line = line.strip()
+    named = _JOB_NAME.search(line)
+    name = named.group(1) if named else None
+    if named:
+        line = line[: named.start(1)] + line[named.end(1) :]
+    spaced = bool(name) and any(c.isspace() for c in name)  # a name that could start a Key= in a path
+    fields, details = split_scontrol(line.replace(name, _NAME_MARK) if spaced else line)
+    if spaced:
+        fields = {key: value.replace(_NAME_MARK, name) for key, value in fields.items()}
     get = lambda key: _clean(fields.get(key, ""))  # noqa: E731
     raw_id = _int(fields.get("JobId", ""))
     array_job, task = _int(fields.get("ArrayJobId", "")), _int(fields.get("ArrayTaskId", ""))
@@ -155,7 +173,7 @@ def parse_scontrol_job(line: str) -> Job:
         raw_job_id=raw_id,
         array_job_id=array_job if task is not None else None,
         array_task_id=task,
-        name=fields.get("JobName", ""),
+        name=name if name is not None else fields.get("JobName", ""),
         user=fields.get("UserId", "").split("(")[0],
         uid=int(uid.group(1)) if uid else None,
         state=get("JobState") or "UNKNOWN",
@@ -192,12 +210,22 @@ def job_detail(job_id: str, *, env: dict[str, str] | None = None) -> Job:
         if "Invalid job id" in res.stderr or not res.stderr.strip():
             raise JobNotFound(f"job {jid} is not known to Slurm (never existed, or finished and forgotten)")
         raise SlurmError(f"scontrol: {res.stderr.strip().splitlines()[-1]}")
-    lines = [ln for ln in res.stdout.splitlines() if ln.strip()]
-    jobs = [parse_scontrol_job(ln) for ln in lines]
+    jobs = [parse_scontrol_job(record) for record in _records(res.stdout)]
     for job in jobs:  # a het job prints one line per component; an array base id one per task
         if job.job_id == jid:
             return job
     return jobs[0]
+
+
+def _records(text: str) -> list[str]:
+    """One text per job: a line that does not start with ``JobId=`` continues the one before."""
+    records: list[str] = []
+    for line in text.split("\n"):
+        if records and not line.startswith("JobId="):
+            records[-1] += "\n" + line
+        elif line.strip():
+            records.append(line)
+    return records
 
 
 _NODE_STATE = re.compile(r"(?:^|\s)State=(\S+)")

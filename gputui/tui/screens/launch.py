@@ -9,6 +9,7 @@ with ``("slurm", job_id)`` or ``("local", spec)``.
 
 from __future__ import annotations
 
+from rich.markup import escape
 from rich.syntax import Syntax
 from textual import on, work
 from textual.app import ComposeResult
@@ -21,6 +22,7 @@ from gputui.config import Config
 from gputui.home.launch import preview, remember, remembered, validate_form
 from gputui.slurm.batch_script import PATTERNS, submit, write_script
 from gputui.slurm.commands import SlurmError
+from gputui.textsafe import printable
 
 #: (field, label, placeholder) of the one-line inputs, in form order.
 INPUTS = (
@@ -174,4 +176,4 @@ class LaunchScreen(Screen):
 
     def _failed(self, why: str) -> None:
         self.submitting = False
-        self.query_one("#launch-status", Static).update(f"[b red]not submitted:[/] {why}")
+        self.query_one("#launch-status", Static).update(f"[b red]not submitted:[/] {escape(printable(why))}")
