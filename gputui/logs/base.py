@@ -86,6 +86,8 @@ class Context:
     bar_clock: Any = None  # (bar, printed time) of the latest running bar frame that gave step records
     bar_desc: Any = None  # (description, epoch, lightning, bar) of the latest tqdm bar frame
     plans: dict[bytes, Any] = field(default_factory=dict)  # line shape → structure (generic parser)
+    shapes: dict[bytes, Any] = field(default_factory=dict)  # line shape → reading (extractor)
+    table: Any = None  # the column labels of the latest header row (extractor)
 
 
 class LineParser(Protocol):

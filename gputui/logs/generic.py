@@ -70,7 +70,7 @@ FILE_REF = re.compile(r"\.(?:py|pyx|cc|cpp|cxx|c|h|hpp|cu|so|rs|js|go|java|sh|ya
 _SECONDS: dict[tuple[str, ...], float | None] = {}  # "YYYY-MM-DD HH:MM:SS" → local time (lines share seconds)
 
 
-def _stamp(prefix: str) -> float | None:
+def stamp(prefix: str) -> float | None:
     m = STAMP.search(prefix)
     if m is None:
         return None
@@ -350,7 +350,7 @@ class GenericParser:
                 if anchored and name in TIME_NAMES:
                     name = "epoch_time_s"
             named.append((name, value))
-        emit(out, named, NAME, scope, ctx, now, epoch, step, _stamp(head) if head else None)
+        emit(out, named, NAME, scope, ctx, now, epoch, step, stamp(head) if head else None)
         return out
 
 

@@ -21,8 +21,8 @@ from collections.abc import Iterable, Iterator
 from typing import IO
 
 from gputui.logs import (
+    extract,
     fairseq,
-    generic,
     gputui_records,
     hf,
     keras,
@@ -51,7 +51,7 @@ FAMILIES: dict[str, tuple[LineParser, ...]] = {
     "mmengine": (mmengine.PARSER,),
     "timm": (timm.PARSER,),
     "pytorch": (pytorch.PARSER,),
-    "generic": (generic.PARSER,),
+    "generic": (extract.FALLBACK,),
 }
 AUTO: tuple[LineParser, ...] = tuple(p for family in FAMILIES.values() for p in family)
 
@@ -97,7 +97,7 @@ def route_auto(text: str, ctx: Context, now: float) -> list[Record] | None:
         records = pytorch.PARSER.parse(text, ctx, now)
         if records is not None:
             return records
-    return generic.PARSER.parse(text, ctx, now)
+    return extract.FALLBACK.parse(text, ctx, now)
 
 
 LABEL = re.compile(r"^\s{0,4}(\d{1,5}): |^\[rank(\d{1,5})\]:\s?")
@@ -118,6 +118,7 @@ def _state(ctx: Context) -> tuple:
         ctx.batch_size,
         ctx.bar_clock,
         ctx.bar_desc,
+        ctx.table,
         tuple(ctx.extra.items()),
     )
 

@@ -1,0 +1,204 @@
+"""The format-agnostic extractor: metric lines of any shape the family parsers do not know.
+
+Runs after the generic parser (:data:`FALLBACK` is the two together): a line the generic parser did not
+take, or took and read nothing from, is read here (``docs/log-formats.md``, *The extractor*):
+
+- the log prefix (timestamps, levels, logger names, ranks, file:line, Ray's ``(Actor pid=…)``) is cut;
+- the rest is cut into numbers and the text between them (:mod:`gputui.logs.tokens`); each number is
+  named by the label before it, by its entry in a list of names (``[Avg. Loss, Loss]: [10.4, 7.1]``), or
+  by its column in the header row above it (TSV, CSV, aligned tables); counters (``step N``,
+  ``iter N/M``, ``[N/M]``, ``Epoch N``, a ``step``/``epoch`` column) place the values;
+- a line is read only when it has a counter and every number on it is a counter or a named value:
+  setup output, prose and model printouts give nothing.
+
+Speed: the reading depends only on the line's shape (digits read as 0), so it is worked out once per
+shape and stream; a line of a known shape costs one ``translate``, one dict lookup and its slices.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from gputui.logs import generic
+from gputui.logs.base import Context, emit, is_metric_name, to_float
+from gputui.logs.naming import full_name
+from gputui.logs.tokens import LABEL, TOKEN, Reading, counter_kind, read_line
+from gputui.records import Record
+
+NAME = "extract"
+PREFIX = re.compile(
+    r"^(?:\s*(?:"
+    r"\[[^\]]*\d\d:\d\d[^\]]*\]"  # [2024-05-01 12:00:00,123], [12:00:00]
+    r"|\[(?:[A-Z]+|[IWEF])\]"  # [INFO]
+    r"|\[[\w.-]+\](?=\[)"  # hydra's [time][module][LEVEL]
+    r"|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
+    r"|\d\d:\d\d:\d\d(?:[.,]\d+)?"
+    r"|(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL)(?:(?::[\w.]+)?:|(?=[\s\]|]))"
+    r"|\[?rank\s?\d{1,5}\]?:?"
+    r"|\(\w+ pid=\d+(?:, ip=[\d.]+)?\)"
+    r"|[IWEF]\d{4} [\d:.]+\s+\d+ [\w.]+:\d+\]"
+    r"|\[?[\w.-]+\.py:\d+[^\]\s]*\]?"
+    r"|[\w.]+(?= - (?:INFO|WARNING|DEBUG)\b)"
+    r"|[|:]|-(?=\s)"
+    r"))+\s*"
+)
+RANK = re.compile(r"rank\s?(\d{1,5})")
+HEADER_FIELD = re.compile(r"[A-Za-z][\w.@/%()\[\]-]*")
+MAX_SHAPES = 512
+MAX_LINE = 2048
+DIGITS = bytes.maketrans(b"123456789", b"000000000")
+
+
+def _header(body: str) -> tuple[str, ...] | None:
+    """The column labels of a header row (no numbers, a counter column), or ``None``."""
+    for sep in ("\t", ",", "|"):
+        if sep in body:
+            fields = [f.strip() for f in body.split(sep)]
+            fields = [f for f in fields if f] if sep == "|" else fields
+            break
+    else:
+        fields = re.split(r"\s{2,}", body.strip())
+        if len(fields) < 2:
+            fields = body.split()
+            if any(HEADER_FIELD.fullmatch(f) is None for f in fields):
+                return None
+    if len(fields) < 2 or any(LABEL.fullmatch(f) is None for f in fields):
+        return None
+    if not any(counter_kind(f) for f in fields):
+        return None
+    return tuple(fields)
+
+
+def _value(text: str) -> float | None:
+    if ":" in text:
+        total = 0.0
+        for part in text.split(":"):
+            total = total * 60 + float(part)
+        return total
+    return to_float(text)
+
+
+class Extractor:
+    name = NAME
+
+    def parse(self, text: str, ctx: Context, now: float) -> list[Record] | None:
+        found = self.read(text, ctx)
+        return None if found is None else self.records(text, found, ctx, now)
+
+    def read(self, text: str, ctx: Context) -> tuple[int, Any, Reading] | None:
+        """(prefix length, header labels or None, reading) of a line: one lookup per known shape."""
+        if len(text) > MAX_LINE or "NCCL" in text:
+            return None
+        shapes = ctx.shapes
+        shape = text.encode().translate(DIGITS)
+        found = shapes.get(shape)
+        if found is None:
+            if len(shapes) >= MAX_SHAPES:
+                shapes.clear()  # bounded memory; metric lines come back at once
+            pm = PREFIX.match(text)
+            start = pm.end() if pm is not None else 0
+            body = text[start:]
+            header = _header(body) if TOKEN.search(body) is None else None
+            reading = read_line(body) if header is None else Reading(None, None)
+            found = shapes[shape] = (start, header, reading)
+        return found
+
+    def records(
+        self, text: str, found: tuple[int, Any, Reading], ctx: Context, now: float
+    ) -> list[Record] | None:
+        """The records of a line read by :meth:`read`."""
+        start, header, reading = found
+        if header is not None:
+            ctx.table = header
+            return None
+        body = text[start:] if start else text
+        if reading.row is not None:
+            return self._row(text[:start], body, reading, ctx, now)
+        if reading.slots is None:
+            return None
+        epoch = step = None
+        pairs: list[tuple[str, float]] = []
+        for slot in reading.slots:
+            if slot.kind == "metric":
+                raw = body[slot.start : slot.end]
+                value = _value(raw) if slot.clock else to_float(raw)
+                if value is not None:
+                    pairs.append((slot.name, value * slot.scale))
+            elif slot.kind == "step":
+                step = int(int(body[slot.start : slot.end]) * slot.scale)
+            else:
+                epoch = int(body[slot.start : slot.end])
+        return self._emit(text[:start], pairs, epoch, step, ctx, now)
+
+    def _row(self, head: str, body: str, reading: Reading, ctx: Context, now: float) -> list[Record] | None:
+        """A row of bare numbers under the header row its stream printed last."""
+        table: Any = ctx.table
+        cells = reading.row
+        if table is None or cells is None or len(cells) != len(table):
+            return None
+        epoch = step = None
+        pairs: list[tuple[str, float]] = []
+        for label, (start, end, unit) in zip(table, cells, strict=True):
+            raw = body[start:end]
+            kind = counter_kind(label)
+            if kind is not None:
+                if not raw.isdigit():
+                    return None
+                if kind == "step":
+                    step = int(raw)
+                else:
+                    epoch = int(raw)
+                continue
+            name, scale = full_name(label, unit, None)
+            value = _value(raw) if ":" in raw else to_float(raw)
+            if value is not None and name and is_metric_name(name):
+                pairs.append((name, value * scale))
+        return self._emit(head, pairs, epoch, step, ctx, now)
+
+    def _emit(
+        self,
+        head: str,
+        pairs: list[tuple[str, float]],
+        epoch: int | None,
+        step: int | None,
+        ctx: Context,
+        now: float,
+    ) -> list[Record] | None:
+        if not pairs or (epoch is None and step is None):
+            return None
+        if epoch is not None:
+            ctx.epoch = epoch
+        out: list[Record] = []
+        scope = "step" if step is not None else "epoch"
+        emit(out, pairs, NAME, scope, ctx, now, epoch, step, generic.stamp(head) if head else None)
+        if ctx.rank is None and "rank" in head:
+            marker = RANK.search(head)
+            if marker is not None:
+                for record in out:
+                    record.fields["rank"] = int(marker.group(1))
+        return out
+
+
+PARSER = Extractor()
+
+
+class Fallback:
+    """The fallback of every log (``--format generic``): a line with a step counter that the extractor
+    reads whole is the extractor's; other lines go to the generic parser first (its epoch, context and
+    header-line rules), then to the extractor for what it did not read."""
+
+    name = generic.NAME
+
+    def parse(self, text: str, ctx: Context, now: float) -> list[Record] | None:
+        found = PARSER.read(text, ctx)
+        if found is not None and found[2].steps:
+            return PARSER.records(text, found, ctx, now)
+        records = generic.PARSER.parse(text, ctx, now)
+        if records or found is None:
+            return records
+        extracted = PARSER.records(text, found, ctx, now)
+        return extracted if extracted is not None else records
+
+
+FALLBACK = Fallback()
