@@ -1,7 +1,7 @@
 """What a person sees of a log whose text could be lost (issue 21 part 6), on ``gputui replay``'s dashboard:
 a log over 4 MiB ending in a huge unfinished progress bar shows the bar's latest frame, the lines before it
 and the epoch those lines print (an SVG snapshot too); a followed log that is deleted is said in the log
-pane and the banner, and what is still written to it is shown."""
+pane and the banner, and what is still written to it is shown; one that is replaced is said and read anew."""
 
 from __future__ import annotations
 
@@ -96,3 +96,16 @@ async def test_a_deleted_log_is_said_and_what_is_still_written_to_it_is_shown(fo
             await pilot.pause()
             banner = str(tui_data.dashboard(app).query_one("#banner", Static).render())
             assert "train.log was deleted: showing what is still written to it" in banner
+
+
+async def test_a_replaced_log_is_said_in_the_log_pane_and_read_anew(folder):
+    path = folder / "train.log"
+    path.write_bytes(b"Train Epoch: 1 [0/60000 (0%)]\tLoss: 2.300000\n")
+    app = tui_data.make_app(["train.log"])
+    async with app.run_test(size=SIZE) as pilot:
+        await tui_data.wait_loaded(pilot)
+        (folder / "train.log.new").write_bytes(b"Train Epoch: 1 [0/60000 (0%)]\tLoss: 9.900000\n")
+        os.replace(folder / "train.log.new", path)  # an editor's save, a job writing a fresh file
+        notice = "── train.log rotated: reading it again from the start ──"
+        await tui_data.wait_for(pilot, lambda: notice in pane_lines(pilot), "the replacement notice")
+        assert pane_lines(pilot)[-2:] == [notice, "Train Epoch: 1 [0/60000 (0%)]\tLoss: 9.900000"]
