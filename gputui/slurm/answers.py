@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 from gputui.slurm import sacct
 from gputui.slurm.commands import SlurmError, last_line
-from gputui.slurm.jobs import SEP, Job, jobs_from_json, parse_squeue, squeue_argv
+from gputui.slurm.fields import split_rows, stray_lines
+from gputui.slurm.jobs import SEP, SQUEUE_FIELDS, Job, jobs_from_json, parse_squeue
 
 #: What a row that is not a job raises in the parsers (a garbage job id, a field of the wrong type).
 PARSE_ERRORS = (ValueError, TypeError, AttributeError, KeyError, IndexError)
@@ -70,13 +71,10 @@ def read_squeue(
 
 
 def _unreadable_rows(text: str, rows: list[str], parsed: int) -> int:
-    """Lines without a field separator (a header, an error page), plus the rows that the separators not
-    in a job read add up to (at least one). Counted by separators, not lines: a row broken over lines by a
-    job name with a newline counts once, and not at all where the parser reads it whole."""
-    per_row = squeue_argv()[-1].count(SEP)
-    loose = sum(1 for row in rows if SEP not in row)
-    left_over = text.count(SEP) - per_row * parsed
-    return loose + (max(1, round(left_over / per_row)) if left_over > 0 else 0)
+    """Lines that are in no row (a header, an error page, a row cut short), plus rows that did not read as
+    a job. Counted by :func:`gputui.slurm.fields.stray_lines`: a job name's newline is inside its row."""
+    count = len(SQUEUE_FIELDS)
+    return len(stray_lines(text, count)) + max(0, len(split_rows(text, count)) - parsed)
 
 
 def _row_jobs(row: str) -> list[Job]:
@@ -103,7 +101,9 @@ def read_sacct(res: subprocess.CompletedProcess) -> Answer:
     none (:class:`~gputui.slurm.jobs.AccountingDisabled` when the cluster keeps no accounting)."""
     jobs = sacct.parse_recent(res.stdout, res.stderr, res.returncode)
     rows = [line for line in res.stdout.splitlines() if line.strip()]
-    bad = sum(1 for row in rows if len(row.split(SEP)) != len(sacct.SACCT_FIELDS))
-    if rows and bad == len(rows):
+    count = len(sacct.SACCT_FIELDS)  # rows of `sacct -p` ended by FIELD_END: a name never breaks one
+    bad = len(stray_lines(res.stdout, count, old_lines_ended=False))
+    good = len(split_rows(res.stdout, count, old_lines_ended=False))
+    if rows and not good:
         raise _unreadable("sacct", rows)
-    return Answer(jobs, len(rows), bad)
+    return Answer(jobs, good + bad, bad)

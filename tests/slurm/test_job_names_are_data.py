@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 from gputui.cli import main
 from gputui.home.launch import LaunchForm, validate_form
+from gputui.slurm.answers import read_sacct, read_squeue
 from gputui.slurm.batch_script import LaunchSpec, write_script
 from gputui.slurm.commands import SlurmError
 from gputui.slurm.fields import FIELD_END, stray_lines
@@ -138,6 +139,19 @@ def test_stray_lines_are_what_no_row_holds() -> None:
     text = _squeue_row(1, "two\nlines") + "squeue: warning\n" + _squeue_row(2, "b") + "3" + FIELD_END
     assert [j.job_id for j in parse_squeue(text)] == ["1", "2"]
     assert stray_lines(text, len(SQUEUE_FIELDS)) == ["squeue: warning", "3" + FIELD_END]
+
+
+def test_answers_count_no_odd_name_as_an_unreadable_row() -> None:
+    ok = subprocess.CompletedProcess(["x"], 0, "", "")
+    ok.stdout = "".join(_squeue_row(100 + i, n) for i, n in enumerate(ODD_NAMES))
+    answer = read_squeue(ok)
+    assert (len(answer.jobs), answer.unreadable, answer.note) == (len(ODD_NAMES), 0, "")
+    values = ["7", "two\nlines\x1fx", "me", "FAILED", "gpu", "", "1", "n1", "00:01:00", "01:00:00"]
+    values += ["2027-01-15T07:00:00", "2027-01-15T07:00:01", "2027-01-15T07:01:01", "/w", "1:0"]
+    ok.stdout = "".join(v + FIELD_END for v in values) + "\n"  # sacct -p --delimiter=FIELD_END
+    answer = read_sacct(ok)
+    assert [(j.job_id, j.name, j.state) for j in answer.jobs] == [("7", "two\\nlines\\x1fx", "FAILED")]
+    assert answer.unreadable == 0
 
 
 def test_every_squeue_field_ends_with_the_unguessable_separator() -> None:
