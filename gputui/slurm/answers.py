@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from gputui.slurm import sacct
 from gputui.slurm.commands import SlurmError, last_line
-from gputui.slurm.fields import split_rows, stray_lines
+from gputui.slurm.fields import FIELD_END, split_rows, stray_lines
 from gputui.slurm.jobs import SEP, SQUEUE_FIELDS, Job, jobs_from_json, parse_squeue
 
 #: What a row that is not a job raises in the parsers (a garbage job id, a field of the wrong type).
@@ -62,26 +62,31 @@ def read_squeue(
     rows = [line for line in res.stdout.splitlines() if line.strip()]
     try:
         jobs = parse_squeue(res.stdout)
-    except PARSE_ERRORS:  # a row with the right separators but garbage in a field: row by row
-        jobs = [job for row in rows for job in _row_jobs(row)]
+    except PARSE_ERRORS:  # a row with the right fields but garbage in one (a job id): row by row
+        jobs = _row_by_row(res.stdout)
     if rows and not jobs:
         raise _unreadable("squeue", rows)
-    unreadable = _unreadable_rows(res.stdout, rows, len(jobs))
+    unreadable = _unreadable_rows(res.stdout, len(jobs))
     return Answer(jobs, len(jobs) + unreadable, unreadable)
 
 
-def _unreadable_rows(text: str, rows: list[str], parsed: int) -> int:
+def _unreadable_rows(text: str, parsed: int) -> int:
     """Lines that are in no row (a header, an error page, a row cut short), plus rows that did not read as
     a job. Counted by :func:`gputui.slurm.fields.stray_lines`: a job name's newline is inside its row."""
     count = len(SQUEUE_FIELDS)
     return len(stray_lines(text, count)) + max(0, len(split_rows(text, count)) - parsed)
 
 
-def _row_jobs(row: str) -> list[Job]:
-    try:
-        return parse_squeue(row)
-    except PARSE_ERRORS:
-        return []
+def _row_by_row(text: str) -> list[Job]:
+    """The jobs of the rows that read, each row parsed alone."""
+    end = FIELD_END if FIELD_END in text else SEP
+    jobs: list[Job] = []
+    for parts in split_rows(text, len(SQUEUE_FIELDS)):
+        try:
+            jobs += parse_squeue("".join(part + end for part in parts))
+        except PARSE_ERRORS:
+            continue
+    return jobs
 
 
 def _squeue_json(text: str, user: str | None) -> list[Job]:
