@@ -66,6 +66,10 @@ NOT_METRICS = frozenset(
 )
 
 
+#: Name endings of settings (counts and sizes a run is configured with), never metrics.
+SETTING_SUFFIXES = ("_steps", "_epochs", "_workers", "_interval", "_every", "_dim", "_layers", "_heads")
+
+
 @dataclass(slots=True)
 class Context:
     """Parsing state of one output stream (one rank, or the unlabelled stream)."""
@@ -130,8 +134,10 @@ def is_metric_name(printed: str) -> bool:
     return (
         bool(name)
         and name not in NOT_METRICS
+        and snake(printed.rsplit(None, 1)[-1]) not in NOT_METRICS  # "INFO world_size: 4"
         and not name.endswith(("_id", "batch_size"))  # "Training with batch size: 128" is a setting
-        and not (printed.isupper() and "_" in printed)
+        and not name.endswith(SETTING_SUFFIXES)  # "warmup_steps: 2000", "num_workers: 8": settings
+        and not any(word.isupper() and "_" in word for word in printed.split())  # "MASTER_PORT"
     )
 
 

@@ -185,15 +185,17 @@ PARSER = Extractor()
 
 class Fallback:
     """The fallback of every log (``--format generic``): a line with a step counter that the extractor
-    reads whole is the extractor's; other lines go to the generic parser first (its epoch, context and
-    header-line rules), then to the extractor for what it did not read."""
+    reads whole, and a row under a header row, are the extractor's; other lines go to the generic parser
+    first (its epoch, context and header-line rules), then to the extractor for what it did not read."""
 
     name = generic.NAME
 
     def parse(self, text: str, ctx: Context, now: float) -> list[Record] | None:
         found = PARSER.read(text, ctx)
-        if found is not None and found[2].steps:
-            return PARSER.records(text, found, ctx, now)
+        if found is not None and (found[2].steps or (found[2].row is not None and ctx.table is not None)):
+            extracted = PARSER.records(text, found, ctx, now)
+            if extracted is not None:
+                return extracted
         records = generic.PARSER.parse(text, ctx, now)
         if records or found is None:
             return records

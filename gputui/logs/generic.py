@@ -52,7 +52,9 @@ TAB_SEGMENT = re.compile(r"^\s*([A-Za-z][\w ./@()-]*?)\s+(" + NUM + r")\s*$", re
 PREFIX = re.compile(
     r"^(?:\s*\[(?:\d{4}-\d\d-\d\d[^\]]*|[A-Z]+|[\w.-]+\.(?:py|cc|cpp|c|h):\d+[^\]]*|\d\d:\d\d:\d\d[^\]]*)\]"
     r"|\s*[IWEF]\d{4} [\d:.]+\s+\d+ [\w.]+:\d+\]"
-    r"|\s*\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?: - [\w.]+(?= - ))?(?: - [A-Z]+\b)?(?: -)?)+"
+    r"|\s*\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?: - [\w.]+(?= - ))?(?: - [A-Z]+\b)?(?: -)?"
+    r"|\s*(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]*:"  # python logging's default "INFO:root:"
+    r"|\s*\(\w+ pid=\d+(?:, ip=[\d.]+)?\))+"  # Ray's "(TaskRunner pid=4242)"
 )
 STAMP = re.compile(r"(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(?:[.,](\d+))?")
 TIME_NAMES = frozenset(
@@ -116,7 +118,9 @@ def _pair_spans(text: str) -> list[tuple[int, int, int, int, bool, int]]:
     return out if len(out) >= 2 else []
 
 
-MODULE_PRINTOUT = re.compile(r"^\s*(?:\(\w+\):\s*)?[A-Z]\w*\((?:\w+=|\d+,|\))")
+MODULE_PRINTOUT = re.compile(
+    r"^\s*(?:\(\w+\):\s*)?[A-Z]\w*\((?:\w+=|\d+,|\))|\(\w+\): [A-Z]\w*\(|Namespace\("  # any log prefix before
+)
 #: A settings dump has three or more ``name=True/False/None`` (Ultralytics ``engine/trainer:
 #: agnostic_nms=False, amp=True, angle=1.0, …, batch=16``): its numbers are settings, not metrics.
 SETTING = re.compile(r"[=:] ?(?:True|False|None)\b")
@@ -195,7 +199,7 @@ def plan_of(text: str) -> Plan:
     em = EPOCH.search(body) if low is None or "epoch" in low else None
     sm = STEP.search(body) if low is None or "step" in low or "iter" in low or "batch" in low else None
     spans = _pair_spans(body) if (":" in body or "=" in body or "\t" in body) else []
-    if spans and (MODULE_PRINTOUT.match(body) or len(SETTING.findall(body)) >= 3):
+    if spans and (MODULE_PRINTOUT.search(body) or len(SETTING.findall(body)) >= 3):
         spans = []  # "(fc1): Linear(in_features=128, ...)", "Dropout(p=0.25)": a model; settings
     anchors = [a.end(1) for a in (em, sm) if a is not None]
     if anchors and spans:  # Flax's "train epoch: 1, loss: 0.2": a pair whose value is an anchor is it
@@ -305,8 +309,8 @@ class GenericParser:
                 return None
             if ctx.header_epoch is not None and ctx.header_frame == ctx.frames - 1 and len(pairs) > 1:
                 return self._emit(pairs, "epoch", ctx.header_epoch, None, ctx, now, head, anchored=False)
-            if ctx.epoch is None:
-                return None
+            if ctx.epoch is None or (len(spans) == 1 and text[: spans[0][1]].endswith("  ")):
+                return None  # an indented "  weight_decay: 0.05" is a line of a settings dump
             return self._emit(pairs, "context", ctx.epoch, None, ctx, now, head, anchored=False)
         epoch = int(text[em[0] : em[1]]) if em is not None else None
         if epoch is not None:

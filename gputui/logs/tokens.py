@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 from gputui.logs.base import is_metric_name
 from gputui.logs.naming import COUNT_SCALE, full_name, line_split
+from gputui.metric_names import canonical_metric_name
 
 NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)"
 TOKEN = re.compile(
@@ -40,6 +41,7 @@ LIST = re.compile(r"\[([A-Za-z][^\[\]]*)\]\s*[:=]\s*\[([^\[\]]*)\]")
 MODULE_PRINTOUT = re.compile(r"^\s*(?:\(\w+\):\s*)?[A-Z]\w*\((?:\w+=|\d+,|\))|Namespace\(")
 SETTING = re.compile(r"[=:] ?(?:True|False|None)\b")
 OPEN = "([{"
+SPLIT_TAG = re.compile(r"^\[[A-Za-z]+\]\s*")  # "[Eval] [10/100]": the line's label, not a metric's
 
 
 class Slot(NamedTuple):
@@ -83,7 +85,7 @@ def _label(gap: str) -> tuple[str, bool] | None:
     for piece in pieces[:-1]:
         if len(piece.strip(" )]}>*#:=").split()) > 1:
             return None
-    text = pieces[-1].lstrip(" )]}>*#")
+    text = SPLIT_TAG.sub("", pieces[-1].lstrip(" )]}>*#"))
     opened = text.rstrip()[-1:] in OPEN if text.strip() else False
     text = text.rstrip(" :=[({#")
     if not text:
@@ -139,7 +141,7 @@ def read_line(body: str) -> Reading:
             label, opened = found
         if token.group("n") is not None:
             kind = counter_kind(label) if label else None
-            if kind is None and label:
+            if kind is None and label and line_split(label) is None:
                 return Reading(None, None)  # "Accuracy: 9845/10000": a fraction, not read
             if kind is None:
                 bare.append(len(slots))
@@ -148,7 +150,8 @@ def read_line(body: str) -> Reading:
             continue
         if not label:
             if opened and last_name and gap.strip() == "(" and body[token.end() :].lstrip()[:1] == ")":
-                slots.append(Slot(token.start(), token.end("v"), "metric", last_name + "_avg", 1.0, False))
+                avg = canonical_metric_name(last_name) + "_avg"  # the running average of the value before
+                slots.append(Slot(token.start(), token.end("v"), "metric", avg, 1.0, False))
                 continue
             if opened:
                 close = body.find(")", token.end())
