@@ -121,7 +121,7 @@ class EpochTable:
                 while len(stream.pending) > MAX_PENDING:
                     stream.pending.pop(next(iter(stream.pending)))
             return
-        if stream.last_epoch is not None and epoch < stream.last_epoch:
+        if stream.last_epoch is not None and restarts(stream.last_epoch, epoch):
             stream.run += 1
             stream.rows = {}
         row = stream.rows.get(epoch)
@@ -201,3 +201,10 @@ class EpochTable:
             if samples and row.epoch_time_s:
                 row.images_per_s = round(samples / row.epoch_time_s, 3)
         return list(self._rows)
+
+
+def restarts(last: float, epoch: float) -> bool:
+    """Whether an epoch number starts a new run after ``last``: it is lower (several trainings in one
+    file, a requeued job starting over or resuming from a checkpoint). The epoch table numbers its runs
+    by it, and the outcome tracker ends a run by it."""
+    return epoch < last

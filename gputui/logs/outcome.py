@@ -1,33 +1,41 @@
-"""How a job ended, from its log: ``outcome`` events with the evidence line; the first root cause wins.
+"""How a job ended, from its log: ``outcome`` events with the evidence line; the last run decides.
 
 Signals (each gives an ``error`` event as it is seen, with ``signal``, ``evidence`` and ``line``):
 
 - ``time_limit``: ``*** JOB 42 ON node CANCELLED AT … DUE TO TIME LIMIT ***`` (anywhere in a frame:
   slurmstepd often writes it after an unfinished progress bar);
-- ``cancelled``: the same without the time-limit suffix (``scancel``, preemption);
+- ``cancelled``: the same without the time-limit suffix (``scancel``, ``DUE TO PREEMPTION``,
+  ``DUE TO JOB REQUEUE``): a requeue ends the run, and what follows it is the next run;
 - ``oom``: ``CUDA out of memory``, ``HIP out of memory``, ``OutOfMemoryError``, ``RESOURCE_EXHAUSTED``
-  … ``OOM``, Slurm's ``oom-kill event`` / ``Exceeded job memory limit``; on a ``WARNING`` line it was
-  survived (Ultralytics falls back to the CPU, fairseq recovers): a ``warning`` event, no signal;
+  … ``OOM``, Slurm's ``oom-kill event`` / ``oom_kill event`` / ``task 0: Out Of Memory`` / ``Exceeded job
+  memory limit``; on a ``WARNING`` line it was survived (Ultralytics falls back to the CPU, fairseq
+  recovers): a ``warning`` event, no signal;
 - ``nccl_error``: NCCL/RCCL errors, ``ProcessGroupNCCL`` watchdog timeouts, aborted communicators;
 - ``interrupted``: ``KeyboardInterrupt``, ``received SIGINT``;
 - ``crashed``: the process died without a Python traceback: ROCm ``Memory access fault by GPU``, CUDA
   ``an illegal memory access was encountered`` / ``device-side assert triggered``, ``Segmentation fault``,
-  ``core dumped``;
+  ``core dumped``; a shell's ``Killed`` (SIGKILL: ``reason`` says the OOM killer is likely, and a Slurm
+  oom-kill line after it makes it ``oom``);
 - ``crashed_traceback``: a Python traceback whose exception is none of the above;
 - ``early_stopped`` (not a failure): Keras ``Epoch 44: early stopping``, Lightning
   ``Signaling Trainer to stop``, ``Early stopping``.
 
-:meth:`OutcomeTracker.decide` gives the final ``outcome`` event: the first failure signal (an OOM on
-one rank wins over the watchdog timeout it causes on another; the later ones are listed in
-``secondary``); a traceback followed by further epochs, or printed before any training output that then
-follows (a failed start), was not fatal; else ``early_stopped``; else ``completed`` on a line that says
-the run finished (among the last frames, or a framework's end message, :data:`FINISH`, anywhere after
-the last epoch line); else ``truncated`` when the log shows planned work not reached (an unfinished bar
-or ``[i/N]`` line, ``epoch N/M`` or ``iteration N/M`` with N < M), ``completed`` when its latest
-``epoch N/M`` has N = M, ``unknown`` otherwise.
+Runs: several launches appended to one file are runs (:mod:`gputui.logs.runs`: a start banner, a counter
+back at its start, an epoch lower than the previous one as in the epoch table, a requeue). Once a run
+has ended (a failure, a requeue, an end message), the next run begins where training output follows a
+start marker; the ended run's signals stay as events and are listed in the outcome's ``earlier_runs``.
 
-:func:`gate` finds, on the raw bytes of a whole block, where a signal or a traceback may be (eleven scans
-that each skip at memchr speed to one rare byte); frames of the other lines skip :meth:`observe`.
+:meth:`OutcomeTracker.decide` gives the final ``outcome`` event from the last run: its first failure
+signal (an OOM on one rank wins over the watchdog timeout it causes on another; the later ones are listed
+in ``secondary``); a traceback followed by further epochs, or printed before any training output that
+then follows (a failed start), was not fatal; else ``early_stopped``; else ``completed`` on an end
+message (:mod:`gputui.logs.end_messages`: a framework's anywhere after the last epoch line, a script's
+among the last frames); else ``truncated`` when the log shows planned work not reached (an unfinished bar
+or ``[i/N]`` line, ``epoch N/M`` or ``iteration N/M`` with N < M), ``completed`` when its latest
+``epoch N/M`` has N = M, or its latest ``iter N/N`` is followed by a summary line, ``unknown`` otherwise.
+
+:func:`gate` finds, on the raw bytes of a whole block, where a signal, a traceback, an end message or a
+start marker may be (scans that each skip at memchr speed to a literal); other lines skip :meth:`observe`.
 """
 
 from __future__ import annotations
@@ -35,67 +43,30 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from gputui.logs.end_messages import FINISH, FINISH_KEYS
+from gputui.logs.epochs import restarts
+from gputui.logs.outcome_patterns import (
+    CRASH,
+    EARLY,
+    EXCEPTION,
+    INTERRUPT,
+    KILLED,
+    KILLED_REASON,
+    NCCL,
+    OOM,
+    PLANNED,
+    SLURM,
+    TRACEBACK,
+    WARNING_LEVEL,
+    planned_work,
+    printed_epoch,
+    says_finished,
+    summary_after,
+)
+from gputui.logs.runs import GATE as RUN_GATE
+from gputui.logs.runs import TRAINING_KEYS, start_marker
 from gputui.records import Record, event
 
-SLURM = re.compile(r"\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT \S+(.*?)\*\*\*")
-OOM = re.compile(
-    r"CUDA out of memory|HIP out of memory|OutOfMemoryError|CUDA error: out of memory|"
-    r"RESOURCE_EXHAUSTED.*OOM|oom-kill event|Exceeded job memory limit|out of memory on device",
-    re.IGNORECASE,
-)
-NCCL = re.compile(
-    r"NCCL error|RCCL error|nccl(?:Internal|System|UnhandledCuda|Remote)Error|Watchdog caught collective|"
-    r"ProcessGroupNCCL.*(?:[Tt]imeout|[Ee]rror|abort)|NCCL communicator was aborted|NCCL WARN.*(?:error|fail)"
-)
-INTERRUPT = re.compile(r"KeyboardInterrupt|received SIGINT|SIGINT received")
-CRASH = re.compile(
-    r"Memory access fault by GPU|an illegal memory access was encountered|device-side assert triggered|"
-    r"hipErrorIllegalAddress|Segmentation fault|SIGSEGV|core dumped"
-)
-EARLY = re.compile(
-    r"Epoch \d+: early stopping|Signaling Trainer to stop|\bEarly stopping\b|early stopping at epoch"
-)
-EXCEPTION = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Failure)\b")
-TRACEBACK = "Traceback (most recent call last):"
-#: Frameworks' own end messages, found anywhere in the log (the gate flags their lines, so a long final
-#: evaluation after them does not hide them): Ultralytics ``40 epochs completed in 0.012 hours.``,
-#: Megatron ``[after training is done]``, ``exiting program after consuming all available data`` and
-#: ``exiting program at iteration N`` (``--exit-interval``), ms-swift ``End time of running main``, fairseq
-#: ``done training in 33.0 seconds``, timm ``*** Best metric: 72.19 (epoch 299)`` (printed after its loop).
-FINISH = re.compile(
-    r"\b\d+ epochs completed in [\d.]+ hours\b|\bafter training is done\b"
-    r"|\bexiting program (?:after consuming all available data|at iteration \d+)"
-    r"|\bEnd time of running main\b|\bdone training in [\d.]+ seconds"
-    r"|\*\*\* Best metric: \S+ \(epoch \d+\)"
-)
-#: Byte keys of FINISH for the gate (each a plain substring search: ``bytes.find`` is fast on long keys).
-FINISH_KEYS = (
-    b"epochs completed in",
-    b"after training is done",
-    b"exiting program",
-    b"End time of running main",
-    b"done training in",
-    b"*** Best metric:",
-)
-#: Lines that say the run finished (read among the log's last frames, after its last epoch).
-COMPLETION = re.compile(
-    r"^\W*(?:done|all done|finished)\W*$"
-    r"|\b(?:training|fine-?tuning|the run)\s+(?:is\s+|has\s+)?(?:done|complete|completed|finished)\b"
-    r"|\bfinished training\b|\btraining completed\b|\btrain_finished\b"
-    r"|`Trainer\.fit` stopped: `max_(?:epochs|steps)=\d+` reached"
-    r"|'train_runtime':"
-    r"|\bexit(?:ed)?(?: with)? (?:status|code):? 0\b"
-    r"|" + FINISH.pattern,
-    re.IGNORECASE,
-)
-#: ``Epoch 30/30``, ``epoch [3/10]``: planned work, reached or not; on a line without an epoch counter,
-#: ``iteration 252/ 500`` (Megatron), ``Step 80/100``, ``iter 7/20`` (global counters: short of the total
-#: they show work not reached; at the total they are no evidence of the end, as a bar at 100 %).
-PLANNED = re.compile(r"\bepoch\s*[:\[]?\s*(\d+)\s*/\s*(\d+)", re.IGNORECASE)
-PLANNED_STEPS = re.compile(r"\b(?:iteration|iter|step)\s*[:\[]?\s*(\d+)\s*/\s*(\d+)", re.IGNORECASE)
-#: A warning-level message (``WARNING ⚠️ CUDA OutOfMemoryError in TaskAlignedAssigner, using CPU``,
-#: fairseq ``| WARNING | ... OOM ... attempting to recover``): an OOM it reports was survived.
-WARNING_LEVEL = re.compile(r"WARN(?:ING)?\b")  # no \b before: a bar frame can run into it
 RECENT_FRAMES = 64
 FAILURES = ("time_limit", "cancelled", "oom", "nccl_error", "interrupted", "crashed", "crashed_traceback")
 _KEYS = (
@@ -103,6 +74,8 @@ _KEYS = (
     "emory",
     "OOM",
     "oom-kill",
+    "oom_kill",
+    "Killed",
     "NCCL",
     "CCL",
     "SIGINT",
@@ -126,7 +99,8 @@ _GATE = tuple(
         rb"C(?:ANCELLED|CL)",  # CANCELLED, NCCL, RCCL
         rb"OOM",
         rb"I(?:NT(?<=SIGINT)|nterrupt)",
-        rb"k(?:(?<=Traceback) \(most recent call last\):|ill(?<=oom-kill))",
+        rb"k(?:(?<=Traceback) \(most recent call last\):|ill(?<=oom-kill)|ill(?<=oom_kill))",
+        rb"Killed",
         rb"p(?:(?<=Trainer to stop)|(?<=arly stop)ping)",
         rb"y(?<=emory)",
         rb"Segmentation fault",
@@ -136,6 +110,21 @@ _GATE = tuple(
         rb"hipError",
     )
 )
+MAX_EARLIER_RUNS = 20
+
+
+def _around(core: bytes, keys: tuple[bytes, ...]) -> re.Pattern[bytes]:
+    """One scan for several keys that share ``core``: the literal, then each key's text around it."""
+    alternatives = []
+    for key in keys:
+        end = key.index(core) + len(core)
+        alternatives.append(b"(?<=" + re.escape(key[:end]) + b")" + re.escape(key[end:]))
+    return re.compile(re.escape(core) + b"(?:" + b"|".join(alternatives) + b")")
+
+
+# The end messages and training banners that contain "raining" share one scan; the others are finds.
+_RAINING = _around(b"raining", tuple(k for k in (*FINISH_KEYS, *TRAINING_KEYS) if b"raining" in k))
+_FINDS = tuple(k for k in FINISH_KEYS if b"raining" not in k)
 
 
 def merge_outcome(current: Record | None, new: Record) -> Record:
@@ -156,10 +145,10 @@ def gate(block: bytes) -> list[int]:
     """Sorted offsets in ``block`` where an outcome signal or a traceback may start (a superset: the
     frames of the lines they fall in are checked by :meth:`OutcomeTracker.observe`, the others skip)."""
     hits: list[int] = []
-    for pattern in _GATE:
+    for pattern in (*_GATE, *RUN_GATE, _RAINING):
         for m in pattern.finditer(block):
             hits.append(m.start())
-    for key in FINISH_KEYS:
+    for key in _FINDS:
         at = block.find(key)
         while at >= 0:
             hits.append(at)
@@ -172,19 +161,60 @@ class OutcomeTracker:
     """Feed it every finished frame; ask :meth:`decide` at the end."""
 
     def __init__(self) -> None:
-        # What decide() needs, in order: the first signal of each kind, and the first traceback since
-        # the latest epoch (earlier ones were survived). Bounded, however many signals a log prints.
+        # What decide() needs, in order: the first signal of each kind in the current run, and the first
+        # traceback since the latest epoch (earlier ones were survived). Bounded, however long the log.
         self.signals: list[dict[str, Any]] = []
         self._kinds: set[str] = set()
         self._open_tb: dict[str, Any] | None = None
         self.tb: dict[str, Any] | None = None  # the traceback being read
-        self.epochs_after: int = 0  # epoch records seen after the latest traceback signal
-        self.saw_training = False  # any record seen (set by the parser)
+        # set by the parser on every frame with records: training output since the latest start marker
+        # that followed the end of a run (see _start); _trained_before: any training output before it
+        self.saw_training = False
+        self._trained_before = False
         self.unfinished_progress = False
         self.last_epoch_line: tuple[int, str] | None = None
         self.finished: tuple[int, str] | None = None  # the latest framework end message (FINISH)
         self._epoch: float | None = None  # the 0-based epoch of the last epoch line
         self._epoch_start: int | None = None  # the line where that epoch was first seen
+        self._counter: tuple[str, float] | None = None  # the last epoch number (index or printed)
+        self.earlier: list[dict[str, Any]] = []  # the ended runs' signals: signal, line, evidence
+        self._pending: tuple[int, str] | None = None  # a start marker after the run ended: line, kind
+
+    def _trained(self) -> bool:
+        return self._trained_before or self.saw_training
+
+    def _ended(self) -> str | None:
+        """How the current run ended: ``requeue``, ``failure``, ``finish`` (an end message, early
+        stopping), or None while it runs."""
+        kinds = self._kinds | ({"crashed_traceback"} if self._open_tb is not None else set())
+        if kinds & {"cancelled", "time_limit"}:
+            return "requeue"
+        if kinds & set(FAILURES):
+            return "failure"
+        return "finish" if self.finished is not None or "early_stopped" in kinds else None
+
+    def _start(self, line: int, kind: str) -> None:
+        """A start marker (:mod:`gputui.logs.runs`). After a run that ended, the training output that
+        follows it begins a new run (see :meth:`_confirm`); after an end message only a ``training``
+        marker counts (a test phase after ``fit()`` starts its processes and counters again)."""
+        ended = self._ended()
+        if self._pending is not None or ended is None or (ended == "finish" and kind != "training"):
+            return
+        self._pending = (line, kind)
+        self._trained_before = self._trained()
+        self.saw_training = False
+
+    def _confirm(self) -> None:
+        if self._pending is not None and self.saw_training:
+            self._new_run()
+
+    def _new_run(self) -> None:
+        """The current run is over: its failures stay as events and in ``earlier``; the next one starts."""
+        for info in self.signals:
+            self.earlier.append({key: info[key] for key in ("signal", "line", "evidence") if key in info})
+        del self.earlier[:-MAX_EARLIER_RUNS]
+        self.signals, self._kinds, self._open_tb = [], set(), None
+        self.finished = self._pending = None
 
     def _drop_failed_start(self) -> None:
         """A traceback before any training output, then training: a failed start (an earlier job's
@@ -196,6 +226,7 @@ class OutcomeTracker:
 
     def observe(self, text: str, line: int, rank: int | None, now: float) -> list[Record]:
         out: list[Record] = []
+        self._confirm()
         if self.tb is not None:
             out.extend(self._traceback_line(text, line, rank, now))
         if TRACEBACK in text:
@@ -204,6 +235,9 @@ class OutcomeTracker:
         if FINISH.search(text) is not None:
             self.finished = (line, text.strip()[:500])
         if _KEY_RE.search(text) is None:
+            kind = start_marker(text)
+            if kind is not None:
+                self._start(line, kind)
             return out
         signal = None
         m = SLURM.search(text)
@@ -221,6 +255,8 @@ class OutcomeTracker:
             signal = "interrupted"
         elif CRASH.search(text):
             signal = "crashed"
+        elif KILLED.search(text):
+            out.append(self._signal("crashed", text, line, rank, now, reason=KILLED_REASON))
         elif EARLY.search(text):
             signal = "early_stopped"
         if signal is not None:
@@ -257,7 +293,6 @@ class OutcomeTracker:
     ) -> Record:
         info = {"signal": signal, "evidence": text.strip()[:500], "line": line, "rank": rank, **extra}
         if signal == "crashed_traceback":
-            self.epochs_after = 0
             self._drop_failed_start()
             if not self.saw_training:
                 info["before_training"] = True
@@ -274,9 +309,21 @@ class OutcomeTracker:
     def saw_epoch(self, line: int, text: str, epoch: float | None = None) -> None:
         """An epoch line; ``epoch``: its 0-based epoch where known. A completion line counts when it
         comes after the line where the last epoch was first seen: the same epoch drawn again (a progress
-        bar's last refresh as it closes, after the end message) is not training after the end."""
-        self.saw_training = True
-        self.epochs_after += 1
+        bar's last refresh as it closes, after the end message) is not training after the end. An epoch
+        after a requeue, or one lower than the previous after the run ended, begins a new run."""
+        self._confirm()
+        counter = ("index", epoch) if epoch is not None else printed_epoch(text)
+        ended = self._ended()
+        if ended == "requeue" or (
+            ended is not None
+            and counter is not None
+            and self._counter is not None
+            and counter[0] == self._counter[0]
+            and restarts(self._counter[1], counter[1])
+        ):
+            self._new_run()
+        if counter is not None:
+            self._counter = counter
         self.last_epoch_line = (line, text)
         if epoch is None or epoch != self._epoch or self._epoch_start is None:
             self._epoch_start = line
@@ -285,75 +332,64 @@ class OutcomeTracker:
         if self._open_tb is not None:  # training went on: that traceback was not fatal
             self.signals.remove(self._open_tb)
             self._open_tb = None
-        requeued = [s for s in self.signals if s["signal"] in ("cancelled", "time_limit")]
-        for signal in requeued:  # preempted or requeued, then ran again into this file: the last run decides
-            self.signals.remove(signal)
-            self._kinds.discard(signal["signal"])
 
     def decide(
         self, now: float, last_frame: tuple[int, str] | None = None, recent: list[tuple[int, str]] = ()
     ) -> Record:
-        """The final ``outcome`` event. ``recent``: the log's last frames, where a completion line is
-        looked for (``completed`` needs one, or the last planned epoch reached)."""
+        """The final ``outcome`` event, of the last run. ``recent``: the log's last frames, where a
+        completion line is looked for (``completed`` needs one, or the last planned epoch reached)."""
         if self.tb is not None:  # a traceback cut by the end of the log
             tb = self.tb
             self.tb = None
             self._signal("crashed_traceback", tb["text"], tb["line"], tb["rank"], now)
+        self._confirm()
         self._drop_failed_start()
         failures = [s for s in self.signals if s["signal"] in FAILURES]
-        secondary = [s["signal"] for s in failures[1:] if failures and s["signal"] != failures[0]["signal"]]
         if failures:
             root = failures[0]
+            if root.get("reason") == KILLED_REASON:  # the Slurm line after the shell's names the killer
+                root = next((s for s in failures if s["signal"] == "oom"), root)
+            secondary = [s["signal"] for s in failures if s["signal"] not in (root["signal"], "crashed")]
             return self._outcome(root["signal"], root, now, secondary)
         early = [s for s in self.signals if s["signal"] == "early_stopped"]
         if early:
             return self._outcome("early_stopped", early[0], now, [])
+        trained = self._trained()
         where = {"evidence": last_frame[1][:500], "line": last_frame[0]} if last_frame else {}
         after = self._epoch_start if self._epoch_start is not None else -1
-        done = [(n, t) for n, t in recent if n >= after and _says_finished(t)]
+        done = [(n, t) for n, t in recent if n >= after and says_finished(t)]
         if self.finished is not None and self.finished[0] >= after:
             done = sorted([*done, self.finished])  # the latest line that says so is the evidence
-        if done and self.saw_training:
+        if done and trained:
             return self._outcome(
                 "completed", {"evidence": done[-1][1].strip()[:500], "line": done[-1][0]}, now, []
             )
         if self.unfinished_progress:
             return self._outcome("truncated", where, now, [])
-        planned = _planned(recent)
-        if planned is not None and self.saw_training:
+        planned = planned_work(recent)
+        if planned is not None and trained:
             line, text, m = planned
             info = {"evidence": text.strip()[:500], "line": line}
             if int(m.group(1)) < int(m.group(2)):
                 return self._outcome("truncated", info, now, [])  # planned work not reached
             if m.re is PLANNED:
                 return self._outcome("completed", info, now, [])  # the last planned epoch was reached
-            # the last iteration printed, like a bar at its total: the run may still have died after it
-        if self.saw_training:
+            # the last iteration printed, like a bar at its total: the run may still have died after it,
+            # unless it went on to print its summary
+            summary = summary_after(recent, line)
+            if summary is not None:
+                return self._outcome("completed", {**info, "summary": summary}, now, [])
+        if trained:
             if self.last_epoch_line is not None:
                 where = {"evidence": self.last_epoch_line[1][:500], "line": self.last_epoch_line[0]}
             where["evidence"] = f"no line says the run finished; last epoch line: {where.get('evidence', '')}"
-            return self._outcome("unknown", where, now, [])
         return self._outcome("unknown", where, now, [])
 
     def _outcome(self, outcome: str, info: dict[str, Any], now: float, secondary: list[str]) -> Record:
-        detail = {"evidence": info.get("evidence"), "line": info.get("line"), "rank": info.get("rank")}
+        detail = {key: info.get(key) for key in ("evidence", "line", "rank", "reason", "summary")}
         if secondary:
             detail["secondary"] = list(dict.fromkeys(secondary))
+        if self.earlier:
+            detail["earlier_runs"] = [dict(entry) for entry in self.earlier]
         message = f"{outcome}: {info.get('evidence', '')}"[:300]
         return event("outcome", message=message, time=now, outcome=outcome, **detail)
-
-
-def _says_finished(text: str) -> bool:
-    """Whether a frame says the run finished (HF's final dict can be long: it is looked for in any frame)."""
-    if len(text) < 400:
-        return COMPLETION.search(text) is not None
-    return "'train_runtime':" in text
-
-
-def _planned(recent: list[tuple[int, str]]) -> tuple[int, str, re.Match[str]] | None:
-    """The latest ``epoch N/M`` among the frames, or on a frame without one, ``iteration N/M``."""
-    for line, text in reversed(recent):
-        found = list(PLANNED.finditer(text)) or list(PLANNED_STEPS.finditer(text))
-        if found:
-            return line, text, found[-1]
-    return None
