@@ -3,18 +3,19 @@
 In a terminal it opens the dashboard (:class:`gputui.sources.attach.AttachSource`). ``--json`` writes
 the merged record stream (all nodes, plus events) to stdout as JSON lines; ``--output FILE`` appends it
 to FILE (events are also printed to stderr); ``--text`` (also the default when stdout is not a
-terminal) prints a short human-readable line per record. Ctrl-C (or ``--detach-after S``) stops only
-the probe step; the job keeps running.
+terminal) prints a short human-readable line per record. Ctrl-C, SIGTERM, SIGHUP (the terminal closed;
+a write to it failing with EIO counts the same) or ``--detach-after S`` stop only the probe step; the job
+keeps running.
 """
 
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 import threading
 
 from gputui.cli import CommandError
+from gputui.hangup import OrderlyStop, terminal_gone
 from gputui.recordio import RecordWriteError, RecordWriter
 from gputui.records import Record
 from gputui.slurm.attach import Attacher, AttachError, AttachOptions
@@ -78,21 +79,29 @@ def attach_job(job_id: str, args: argparse.Namespace) -> int:
         if writer is not None:
             writer.write(record)
             if output and record.kind == "event":
-                print(describe(record), file=sys.stderr, flush=True)
+                to_terminal(describe(record), sys.stderr)
         else:
             line = describe(record)
             if line:
-                print(line, flush=True)
+                to_terminal(line, sys.stdout)
+
+    def to_terminal(line: str | None, stream) -> None:
+        try:
+            print(line, file=stream, flush=True)
+        except OSError as exc:
+            if isinstance(exc, BrokenPipeError) or not terminal_gone(exc):
+                raise
+            attacher.stop.set()  # the terminal hung up: end as SIGHUP does (the file keeps every record)
 
     attacher = Attacher(job_id, emit, _options(args))
-    previous = signal.signal(signal.SIGTERM, lambda *_: attacher.stop.set())
     after = getattr(args, "detach_after", None)
     timer = threading.Timer(after, attacher.stop.set) if after else None
     if timer:
         timer.daemon = True
         timer.start()
     try:
-        return attacher.run()
+        with OrderlyStop(lambda _signum: attacher.stop.set()):
+            return attacher.run()
     except KeyboardInterrupt:
         return 0
     except BrokenPipeError:
@@ -102,7 +111,6 @@ def attach_job(job_id: str, args: argparse.Namespace) -> int:
     finally:
         if timer:
             timer.cancel()
-        signal.signal(signal.SIGTERM, previous)
         if writer is not None:
             writer.close()
 

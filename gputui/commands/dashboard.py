@@ -1,8 +1,9 @@
 """Open the dashboard on a record source, or run the same pipeline without a screen (``--headless``).
 
-Textual is imported only here, only when a screen is wanted. After the app returns (``q``, Ctrl-C,
-``--duration``, an error), the source is stopped and waited for, so an attach's probe step or the
-demo's ranks are ended before gputui exits.
+Textual is imported only here, only when a screen is wanted. However the app ends (``q``, Ctrl-C,
+``--duration``, an error, SIGTERM, SIGHUP: the terminal closed), every source it started is stopped and
+waited for, so an attach's probe step (and its srun) or the demo's ranks end before gputui exits; the job
+keeps running. The same holds without a screen.
 """
 
 from __future__ import annotations
@@ -12,11 +13,10 @@ import time
 
 from gputui.cli import CommandError
 from gputui.config import Config, load_config_or_defaults
+from gputui.hangup import STOP_WAIT_S, OrderlyStop, terminal_gone
 from gputui.monitor.state import DashboardState
 from gputui.monitor.summary import summary_lines
 from gputui.sources.base import Feed, RecordSource
-
-STOP_WAIT_S = 15.0
 
 
 def settings(warn: bool = True) -> Config:
@@ -34,12 +34,7 @@ def open_dashboard(source: RecordSource, *, duration: float | None = None) -> in
     config, warning = load_config_or_defaults()
     from gputui.tui.app import GputuiApp
 
-    app = GputuiApp(source, config, duration=duration, warning=warning)
-    try:
-        app.run()
-    finally:
-        source.stop()
-        source.finished.wait(STOP_WAIT_S)
+    GputuiApp(source, config, duration=duration, warning=warning).run_until_ended()
     return 0
 
 
@@ -65,22 +60,27 @@ def run_headless(
     thread = threading.Thread(target=source.run_to_end, args=(feed,), name="gputui-source", daemon=True)
     thread.start()
     deadline = None if duration is None else time.monotonic() + duration
-    try:
-        while not source.finished.is_set():
-            if deadline is not None and time.monotonic() >= deadline:
-                break
-            source.finished.wait(0.5)
+    with OrderlyStop(lambda _signum: source.stop()):  # SIGHUP/SIGTERM end it as Ctrl-C does
+        try:
+            while not source.finished.is_set():
+                if deadline is not None and time.monotonic() >= deadline:
+                    break
+                source.finished.wait(0.5)
+                state = feed.apply(state)
+                state.check()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            source.stop()
+            source.finished.wait(STOP_WAIT_S)
             state = feed.apply(state)
-            state.check()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        source.stop()
-        source.finished.wait(STOP_WAIT_S)
-        state = feed.apply(state)
-        feed.closed.set()
-        if writer is not None:
-            writer.close()
-    for line in summary_lines(state):
-        print(line, file=out)
+            feed.closed.set()
+            if writer is not None:
+                writer.close()
+    try:
+        for line in summary_lines(state):
+            print(line, file=out)
+    except OSError as exc:
+        if not terminal_gone(exc):
+            raise  # after a hang-up there is no terminal to print the summary on
     return state

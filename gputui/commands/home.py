@@ -2,7 +2,8 @@
 
 Settings come from the TOML file (``gputui --help`` shows its path); ``GPUTUI_REFRESH``/``GPUTUI_CLUSTER``
 override it and ``--refresh``/``--cluster`` override both. A broken file does not stop the app: it starts
-with the defaults and shows the file's one-line error.
+with the defaults and shows the file's one-line error. However the app ends (``q``, Ctrl-C, SIGTERM, SIGHUP:
+the terminal closed), the dashboards opened from it end their probe steps and local runs; jobs keep running.
 """
 
 from __future__ import annotations
@@ -27,6 +28,5 @@ def main(args: argparse.Namespace) -> int:
     from gputui.tui.app import GputuiApp
 
     options = AttachOptions(backend=args.backend, interval=args.interval)
-    app = GputuiApp(None, config, warning=warning, duration=args.duration, attach_options=options)
-    app.run()
+    GputuiApp(None, config, warning=warning, duration=args.duration, attach_options=options).run_until_ended()
     return 0

@@ -26,7 +26,9 @@ the record stream of all nodes at once (records carry ``host``). Handled:
   to run again and attach again;
 * a ``probe_started`` from another gputui version → a ``warning`` event;
 * the job ending → the step ends with it, a final ``job_state`` event;
-* stopping the attach (``stop`` event, Ctrl-C) terminates only the probe step, never the job.
+* stopping the attach (``stop`` event, Ctrl-C, SIGTERM/SIGHUP: :mod:`gputui.hangup`), or an error while
+  attached, terminates only the probe step (SIGTERM to srun, which forwards it to the step's tasks; killed
+  after :data:`STOP_GRACE_S`), never the job.
 
 The job's StdOut/StdErr files (resolved by ``scontrol``) are followed with the project's one file follower
 and log parser (:class:`gputui.logs.follower.LogFollower`: polling, truncation, rotation, a file not
@@ -358,7 +360,12 @@ class Attacher:
             if warning:
                 self._say("warning", warning)
                 warning = None
-            code = self._attach(job)
+            if self.stop.is_set():  # stopped while resolving (a signal, q): start no step
+                return 0
+            try:
+                code = self._attach(job)
+            finally:
+                self._stop_step()  # whatever went wrong in between, the step never outlives the attach
             if code is not None:
                 return code
 

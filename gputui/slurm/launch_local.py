@@ -20,11 +20,13 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from gputui.distenv import DistEnv
+from gputui.hangup import OrderlyStop
 from gputui.slurm.batch_script import LaunchSpec, state_dir, validate
 from gputui.slurm.commands import slurm_env
 
@@ -78,22 +80,26 @@ class LocalRun:
         return [p.poll() for p in self.procs]
 
     def wait(self, timeout: float | None = None, grace_s: float = 10.0) -> list[int]:
-        """Wait for every rank. When one fails, the others get ``grace_s`` seconds, then are terminated."""
+        """Wait for every rank. When one fails, the others get ``grace_s`` seconds, then are terminated;
+        SIGTERM or SIGHUP (the terminal closed) to gputui terminate them at once (they are gputui's own)."""
         deadline = None if timeout is None else time.monotonic() + timeout
         failed_at: float | None = None
-        while True:
-            codes = self.poll()
-            if all(c is not None for c in codes):
-                return [int(c) for c in codes]  # type: ignore[arg-type]
-            now = time.monotonic()
-            if failed_at is None and any(c not in (None, 0) for c in codes):
-                failed_at = now
-            if (failed_at is not None and now - failed_at > grace_s) or (
-                deadline is not None and now > deadline
-            ):
-                self.terminate()
-                return [int(p.wait()) for p in self.procs]
-            time.sleep(0.05)
+        ended = threading.Event()
+        with OrderlyStop(lambda _signum: ended.set()):
+            while not ended.is_set():
+                codes = self.poll()
+                if all(c is not None for c in codes):
+                    return [int(c) for c in codes]  # type: ignore[arg-type]
+                now = time.monotonic()
+                if failed_at is None and any(c not in (None, 0) for c in codes):
+                    failed_at = now
+                if (failed_at is not None and now - failed_at > grace_s) or (
+                    deadline is not None and now > deadline
+                ):
+                    break
+                ended.wait(0.05)
+            self.terminate()
+            return [int(p.wait()) for p in self.procs]
 
     def terminate(self, grace_s: float = 5.0) -> None:
         for proc in self.procs:

@@ -6,6 +6,9 @@ or ``demo --headless``) calls :meth:`Feed.apply` to move everything into a
 :class:`~gputui.monitor.state.DashboardState`. ``notify`` is called once when the feed goes from empty to
 non-empty, so a UI posts one message per batch, never one per record. A source that produces faster than
 the consumer applies is slowed down (bounded memory).
+
+A running source is owned by gputui (:func:`gputui.hangup.own`): however gputui ends (the dashboard's ``q``,
+a signal, the interpreter exiting after an error) it is stopped, so its probe step or local ranks end.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any
 
+from gputui.hangup import own, release
 from gputui.monitor.state import DashboardState, JobInfo
 from gputui.records import Record
 
@@ -136,11 +140,14 @@ class RecordSource(ABC):
 
     def run_to_end(self, feed: Feed) -> None:
         """:meth:`run`, then mark the source finished (whatever happened)."""
+        own(self)
         try:
-            self.run(feed)
+            if not self.stopping.is_set():
+                self.run(feed)
         except Exception as exc:  # a source must never take its consumer down
             feed.say("error", f"{self.kind} source failed: {type(exc).__name__}: {exc}")
         finally:
+            release(self)
             self.finished.set()
 
     @abstractmethod

@@ -4,7 +4,8 @@ The ranks are started with :func:`gputui.slurm.launch_local.launch_local` (the s
 as a Slurm job); each rank's output file is followed with the project's log follower (raw text for the log
 pane, parsed metrics for the charts), and a probe samples this machine every ``interval`` seconds in a
 thread: real GPUs through the usual backends, or (``simulated=True``, the demo) one simulated GPU per rank
-that is busy exactly while that rank computes. Stopping terminates the ranks (they are gputui's own).
+that is busy exactly while that rank computes. Stopping (``q``, SIGTERM, SIGHUP: :mod:`gputui.hangup`) or
+an error terminates the ranks still running (they are gputui's own).
 """
 
 from __future__ import annotations
@@ -142,8 +143,7 @@ class LocalRunSource(RecordSource):
                     break
                 self.stopping.wait(LOG_POLL_S)
         finally:
-            if self.stopping.is_set():
-                run.terminate()
+            run.terminate()  # ranks still running (stopped, or an error here) never outlive the source
             for follower in followers:
                 with contextlib.suppress(OSError):
                     feed.records(follower.finish())

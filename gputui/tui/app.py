@@ -3,12 +3,14 @@ replay) on its own.
 
 From the home screen a dashboard is pushed on top and closing it (``q``/``escape``) returns to the jobs
 list and stops only that dashboard's source. ``q`` on the home screen (or Ctrl-C anywhere) quits; jobs are
-never touched by quitting. Textual restores the terminal, also after an error; the caller waits for a
-standalone dashboard's source after ``run()`` returns.
+never touched by quitting; SIGHUP (the terminal closed) and SIGTERM quit the same way
+(:meth:`GputuiApp.run_until_ended`). Textual restores the terminal, also after an error; every source is
+stopped and waited for after ``run()`` returns.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from typing import TYPE_CHECKING
@@ -17,6 +19,7 @@ from textual.app import App
 from textual.binding import Binding
 
 from gputui.config import Config
+from gputui.hangup import STOP_WAIT_S, OrderlyStop, exit_when_stuck, stop_owned
 
 if TYPE_CHECKING:  # imported when a dashboard opens: the jobs screen starts without it
     from gputui.sources.base import RecordSource
@@ -46,8 +49,22 @@ class GputuiApp(App[int]):
         self.warning = warning
         self.poller = poller
         self.attach_options = attach_options  # the probes the jobs screen starts (--backend, --interval)
+        self.ended_by: int | None = None  # the signal that ended the app, if one did
+
+    def run_until_ended(self) -> None:
+        """Run until the app quits or gets SIGHUP/SIGTERM, then stop (and wait for) every source gputui
+        owns. After a signal the process ends even if the app cannot leave a terminal that is gone."""
+        with OrderlyStop(self.end_by_signal):
+            try:
+                self.run()
+            finally:
+                self.stop_sources()
+                stop_owned()
 
     def on_mount(self) -> None:
+        if self.ended_by is not None:  # the signal came while the app was starting
+            self.exit(0)
+            return
         if self.source is not None:
             from gputui.tui.screens.dashboard import DashboardScreen  # the jobs screen starts without it
 
@@ -74,11 +91,27 @@ class GputuiApp(App[int]):
             fh.write(f"{time.time():.6f}\n")
         self.call_later(self.action_quit)
 
-    async def action_quit(self) -> None:
+    def stop_sources(self) -> None:
+        """End every dashboard's source (their probe steps, local ranks); never a job."""
         if self.source is not None:
             self.source.stop()
         for screen in self.screen_stack:  # dashboards opened from the home screen
             source = getattr(screen, "source", None)
             if source is not None and hasattr(source, "stop"):
                 source.stop()
+
+    async def action_quit(self) -> None:
+        self.stop_sources()
         self.exit(0)
+
+    def end_by_signal(self, signum: int) -> None:
+        """SIGHUP or SIGTERM, in the main thread between two steps of the event loop (or before it runs):
+        stop the sources now, then quit as ``q`` does."""
+        self.ended_by = signum
+        self.stop_sources()
+        exit_when_stuck(stop_owned, STOP_WAIT_S, 128 + signum)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not running yet (on_mount quits) or any more (the caller stops the sources)
+            return
+        loop.call_soon_threadsafe(self.exit, 0)
