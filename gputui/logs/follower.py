@@ -29,9 +29,11 @@ append, and is read on from the old offset; so is a same-size rewrite whose last
 Conversely, a writer that edits those bytes in place is treated as a rewrite.
 
 :class:`LogFollower` joins a follower and a :class:`~gputui.logs.parser.LogParser` (a new parser after
-a reset). The Slurm ``attach`` side reuses both. Catching up on a large file (more than one read behind):
-the log pane gets the file's tail first (:mod:`gputui.logs.catchup`), the parser reads the history in
-catch-up mode (:mod:`gputui.logs.thinning`), ``on_progress`` tells how far it is.
+a reset). A reset or a deletion is never silent: ``on_reset(why)`` puts a line in the log pane (after
+``"deleted"`` the text goes on) and a ``warning`` event reaches the banner (for a reset, once text was
+parsed: a new run). The Slurm ``attach`` side reuses both. Catching up on a large file (more than one
+read behind): the log pane gets the file's tail first (:mod:`gputui.logs.catchup`), the parser reads
+the history in catch-up mode (:mod:`gputui.logs.thinning`), ``on_progress`` tells how far it is.
 """
 
 from __future__ import annotations
