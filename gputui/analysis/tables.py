@@ -6,10 +6,12 @@ from __future__ import annotations
 from typing import IO
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from gputui.analysis.run import RunReport
 from gputui.analysis.scaling import ScalePoint
+from gputui.textsafe import printable
 
 EPOCH_ROWS_SHOWN = 12
 #: Tables are drawn at least this wide: a terminal that says 0 or 5 columns (``COLUMNS=0``) still gets
@@ -23,6 +25,11 @@ def table_console(out: IO[str]) -> Console:
     if console.width < MIN_WIDTH:
         console.width = MIN_WIDTH
     return console
+
+
+def _plain(text: str) -> str:
+    """Text from a log or a file name for a cell: its ``[`` never read as markup, no escape sequence."""
+    return escape(printable(text))
 
 
 def _num(value: float | None, digits: int = 1) -> str:
@@ -41,7 +48,7 @@ def _energy(joules: float | None) -> str:
 
 def summary_table(report: RunReport) -> Table:
     title = report.name + ("  (SIMULATED GPUs)" if report.simulated else "")
-    table = Table(title=title, show_header=False, title_justify="left")
+    table = Table(title=_plain(title), show_header=False, title_justify="left")
     table.add_column("what", style="bold")
     table.add_column("value")
     gpus = report.gpu_count
@@ -57,9 +64,9 @@ def summary_table(report: RunReport) -> Table:
         note = f" ({report.throughput_note})" if report.throughput_note else ""
         table.add_row("throughput", f"{_num(report.throughput)} {report.throughput_unit}{note}")
     for name, value in sorted(report.final.items()):
-        table.add_row(f"final {name}", f"{value:.6g}")
+        table.add_row(_plain(f"final {name}"), f"{value:.6g}")
     if report.outcome:
-        table.add_row("outcome", f"{report.outcome}: {(report.outcome_evidence or '')[:100]}")
+        table.add_row("outcome", _plain(f"{report.outcome}: {(report.outcome_evidence or '')[:100]}"))
     return table
 
 
@@ -73,7 +80,8 @@ def gpu_table(report: RunReport) -> Table | None:
         idle = "-" if g.idle_share is None else f"{100 * g.idle_share:.0f} %"
         gpu = g.gpu_id if len(g.gpu_id) <= 16 else g.gpu_id[:13] + "…"
         peak = _num(g.util_peak, 0)
-        table.add_row(g.host, gpu, _num(g.util_mean), peak, idle, _gib(g.mem_peak_bytes), _energy(g.energy_j))
+        cells = (_num(g.util_mean), peak, idle, _gib(g.mem_peak_bytes), _energy(g.energy_j))
+        table.add_row(_plain(g.host), _plain(gpu), *cells)
     return table
 
 
@@ -87,7 +95,7 @@ def epoch_table(report: RunReport) -> Table | None:
     shown = f"last {len(rows)} of {len(report.epochs)} epochs" if len(report.epochs) > len(rows) else "epochs"
     table = Table(title=shown, title_justify="left")
     for column in ("epoch", "time s", "img/s", *names[:8]):
-        table.add_column(column, justify="right")
+        table.add_column(_plain(column), justify="right")
     for row in rows:
         cells = [str(row.epoch), _num(row.epoch_time_s, 2), _num(row.images_per_s)]
         cells += [f"{row.values[n]:.4g}" if n in row.values else "-" for n in names[:8]]
@@ -104,7 +112,7 @@ def scale_table(points: list[ScalePoint], scaling: str) -> Table:
     poorly under the table (a column of prose would wrap on an 80-column terminal)."""
     basis = "epoch time" if scaling == "strong" else "throughput per GPU"
     title = f"{scaling} scaling (efficiency from {basis}; first epoch left out)"
-    why = [f"{p.run}: {p.diagnosis}" for p in points if p.diagnosis]
+    why = [_plain(f"{p.run}: {p.diagnosis}") for p in points if p.diagnosis]
     table = Table(title=title, title_justify="left", caption="\n".join(why) or None, caption_justify="left")
     units = {p.throughput_unit for p in points if p.throughput is not None}
     shared = units.pop() if len(units) == 1 else None
@@ -118,6 +126,6 @@ def scale_table(points: list[ScalePoint], scaling: str) -> Table:
         efficiency = "-" if p.efficiency is None else f"{100 * p.efficiency:.0f} %"
         speedup = "-" if p.speedup is None else f"{p.speedup:.2f}×"
         accuracy = "-" if p.accuracy is None else f"{p.accuracy:.4g}"
-        row = (p.run, str(p.gpus or "-"), _num(p.epoch_time_s, 2), rate, speedup, efficiency, accuracy)
-        table.add_row(*row, _num(p.util_mean))
+        row = (str(p.gpus or "-"), _num(p.epoch_time_s, 2), rate, speedup, efficiency, accuracy)
+        table.add_row(_plain(p.run), *row, _num(p.util_mean))
     return table

@@ -27,6 +27,7 @@ from gputui.logs.parser import FAMILIES, LogParser
 from gputui.logs.tensorboard import EventFileParser
 from gputui.recordio import encode_record, read_records
 from gputui.records import Record
+from gputui.textsafe import printable
 
 FORMATS = ("auto", *FAMILIES, "csv", "tensorboard", "jsonl")
 READ_SIZE = 1 << 20
@@ -130,17 +131,17 @@ def _table(rows: list[EpochRow]) -> list[str]:
 def _summary(
     path: str, events: list[Record], count: int, last: Record | None, rows: list[EpochRow], out: IO[str]
 ) -> None:
-    print(f"== {path}", file=out)
+    print(f"== {printable(path)}", file=out)
     if rows:
         for line in _table(rows):
-            print(line, file=out)
+            print(printable(line), file=out)
         if any(r.epoch_time_source == "measured" for r in rows):
             print("(m) = measured between epoch ends, not printed by the script", file=out)
     else:
         print(f"no completed epochs; {count} metric records (progress redraws sampled)", file=out, end="")
         if last is not None:
             where = f" step {last.get('step')}" if last.get("step") is not None else ""
-            print(f" (last:{where} {last['name']}={_number(last['value'])})", file=out, end="")
+            print(printable(f" (last:{where} {last['name']}={_number(last['value'])})"), file=out, end="")
         print(file=out)
     for record in events:
         if record.get("event") == "outcome":
@@ -148,7 +149,7 @@ def _summary(
             secondary = record.get("secondary")
             extra = f"; then {', '.join(secondary)}" if secondary else ""
             evidence = record.get("evidence") or ""
-            print(f"outcome: {record['outcome']}{line}{extra}: {evidence[:160]}", file=out)
+            print(printable(f"outcome: {record['outcome']}{line}{extra}: {evidence[:160]}"), file=out)
 
 
 def run(

@@ -1,4 +1,8 @@
-"""The header line (job, state, time, GPUs, epoch, ETA) and the one-line alert banner, as text."""
+"""The header line (job, state, time, GPUs, epoch, ETA) and the one-line alert banner, as text.
+
+The job's title and name, states and the alerts' evidence (log lines) come from outside: shown through
+:func:`gputui.textsafe.printable`, so no escape sequence in them reaches the terminal.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import time
 from rich.text import Text
 
 from gputui.monitor.state import DashboardState
+from gputui.textsafe import printable
 from gputui.tui.format import duration
 
 STATE_STYLE = {
@@ -24,9 +29,9 @@ def header_text(state: DashboardState) -> Text:
     job, training = state.job, state.training
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(" gputui ", style="bold reverse")
-    text.append(f" {job.title}", style="bold")
+    text.append(f" {printable(job.title)}", style="bold")
     text.append("  ")
-    text.append(job.state, style=STATE_STYLE.get(job.state, "bold"))
+    text.append(printable(job.state), style=STATE_STYLE.get(job.state, "bold"))
     elapsed = state.elapsed_s()
     if elapsed is not None:
         limit = f"/{duration(job.time_limit_s)}" if job.time_limit_s else ""
@@ -53,14 +58,14 @@ def header_text(state: DashboardState) -> Text:
             text.append(" > time limit ⚠", style="bold red")
     final = state.final_outcome()
     if final is not None and not job.running:
-        text.append(f"  outcome {final[0]}", style="bold")
+        text.append(f"  outcome {printable(final[0])}", style="bold")
     nodes = len(state.board.nodes) or len(job.nodes)
     gpus = len(state.board.gpus) or job.gpus_expected or 0
     if nodes:
         per = f" × {gpus // nodes} GPU" if gpus and gpus % nodes == 0 else f", {gpus} GPU"
         text.append(f"  {nodes} node{'s' if nodes != 1 else ''}{per if gpus else ''}")
     if job.name:
-        text.append(f"  {job.name[:30]}")
+        text.append(f"  {printable(job.name)[:30]}")
     return text
 
 
@@ -73,7 +78,7 @@ def banner_text(state: DashboardState) -> Text | None:
         more = f"  (+{count - 1} more: a)" if count > 1 else ""
         when = time.strftime("%H:%M:%S", time.localtime(alert.time))
         return Text(
-            f" ⚠ {when} {alert.message} — {alert.evidence}{more}",
+            printable(f" ⚠ {when} {alert.message} — {alert.evidence}{more}"),
             style=style,
             no_wrap=True,
             overflow="ellipsis",
@@ -81,5 +86,5 @@ def banner_text(state: DashboardState) -> Text | None:
     note = state.status
     if note is not None and note.level in ("error", "warning"):
         style = "bold white on red" if note.level == "error" else "bold black on yellow"
-        return Text(f" {note.message}", style=style, no_wrap=True, overflow="ellipsis")
+        return Text(printable(f" {note.message}"), style=style, no_wrap=True, overflow="ellipsis")
     return None

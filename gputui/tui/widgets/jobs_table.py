@@ -4,6 +4,9 @@ A refresh of the list usually changes a cell or two (a running job's time); only
 again, and only the lines on screen are asked for (Textual's line API). The header line stays on top
 while the rows scroll; the cursor stays on the same job when the rows are rebuilt. Keys: ↑/↓, pgup/pgdn,
 home/end move the cursor, ``enter`` (or a click on the highlighted row) posts :class:`RowSelected`.
+Cells are drawn as plain segments, so each goes through :func:`gputui.textsafe.printable` first (names and
+reasons already are, where squeue's output is read; this keeps any other cell from reaching the terminal
+raw).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from gputui.home.rows import COLUMNS, JobRow
+from gputui.textsafe import printable
 
 STATE_COLUMN = COLUMNS.index("STATE")
 GAP = 2
@@ -152,7 +156,8 @@ class JobsTable(ScrollView, can_focus=True):
 
     def _strip(self, cells: tuple[str, ...], base: Style | None, state: Style | None) -> Strip:
         segments = []
-        for i, (cell, width) in enumerate(zip(cells, self.widths, strict=True)):
+        for i, (text, width) in enumerate(zip(cells, self.widths, strict=True)):
+            cell = printable(text)
             if cell_len(cell) > width:
                 cell = set_cell_size(cell, width - 1) + "…"
             style = state if i == STATE_COLUMN and state is not None else base

@@ -1,7 +1,9 @@
 """The log pane: the job's output as a terminal would show it (ANSI colours, the current ``\\r`` frame),
 followed live or paused and scrolled, searchable.
 
-Only the visible lines are turned into styled text on each refresh, whatever the log's length.
+Only the visible lines are turned into styled text on each refresh, whatever the log's length. A line's
+colours become styles; every other control sequence is dropped or shown escaped
+(:func:`gputui.textsafe.printable`): Rich's ANSI reader passes ``ESC c``, C1 controls and NUL through.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from gputui.monitor.logtext import LogText
+from gputui.textsafe import printable
 
 
 class LogPane(Widget, can_focus=True):
@@ -46,7 +49,7 @@ class LogPane(Widget, can_focus=True):
         more = f" (+{self.others} more: l)" if self.others else ""
         state = "following" if self.follow else "paused (f follows)"
         found = f" · /{self.search}" if self.search else ""
-        return f"log {_short(self.log_text.path)}{more} · {state}{found}"
+        return f"log {printable(_short(self.log_text.path))}{more} · {state}{found}"
 
     def watch_follow(self, follow: bool) -> None:
         if follow:
@@ -101,7 +104,7 @@ class LogPane(Widget, can_focus=True):
         first = max(0, end - height)
         out = Text(no_wrap=True, overflow="ellipsis")
         for i in range(first, end):
-            line = Text.from_ansi(lines[i])
+            line = Text.from_ansi(printable(lines[i], keep_colours=True))
             if self.search:
                 line.highlight_words([self.search], style="reverse yellow", case_sensitive=False)
             if i == self.match_line:
