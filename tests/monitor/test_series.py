@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import bisect
+import math
+
 import pytest
 
-from gputui.monitor.series import Series
+from gputui.monitor.series import Series, envelope
 
 
 def test_capacity_below_eight_is_refused():
@@ -51,20 +54,73 @@ def test_thinning_keeps_group_min_and_max_in_time_order():
     series = Series(8)
     for t, v in enumerate([5, 1, 9, 3, 4, 4, 4, 4, 7]):
         series.append(float(t), float(v))
-    # 9 points > capacity 8: the oldest 4 (5, 1, 9, 3) become their min and max, in time order
-    assert series.times[:2] == [1.0, 2.0]
-    assert series.values[:2] == [1.0, 9.0]
-    assert series.times[2:] == [4.0, 5.0, 6.0, 7.0, 8.0]
-    assert len(series) == 7
+    # 9 points > capacity 8: all but the newest 2 (8 // 4) go to the older part in groups of 4, each kept
+    # as its min and max in time order; the last group (4, 4, 4) stays open, its one value twice
+    assert series.times == [1.0, 2.0, 4.0, 4.0, 7.0, 8.0]
+    assert series.values == [1.0, 9.0, 4.0, 4.0, 4.0, 7.0]
+    assert series.first == (0.0, 5.0)
+
+
+def exp_decay(step: float) -> float:
+    return 3 + 8 * math.exp(-step / 600)
+
+
+def interpolated(series: Series, x: float) -> float:
+    times, values = series.times, series.values
+    j = bisect.bisect_left(times, x)
+    j = min(max(j, 1), len(times) - 1)
+    (t0, t1), (v0, v1) = times[j - 1 : j + 1], values[j - 1 : j + 1]
+    return v0 if t1 == t0 else v0 + (v1 - v0) * (x - t0) / (t1 - t0)
+
+
+def test_every_stretch_of_a_long_run_keeps_the_same_resolution():
+    """20,000 steps of a decaying loss: the series drawn as a line stays within 1 % of the
+    curve's range everywhere, the first thousand steps included (the old decimation thinned the oldest
+    half at every overflow and drew them as one straight line)."""
+    series = Series(1024)
+    for step in range(1, 20_001):
+        series.append(float(step), exp_decay(step))
+        assert len(series) <= 1024
+    for step in range(1, 20_001, 97):  # within 1 % of the curve's range of 8
+        assert interpolated(series, step) == pytest.approx(exp_decay(step), abs=0.08), step
+    early = [t for t in series.times if t <= 2_000]
+    assert len(early) >= 25  # the first tenth keeps its share: 2 points per 128 steps (the old scheme: 1)
+
+
+def test_memory_stays_bounded_for_a_million_points():
+    series = Series(64)
+    for t in range(1_000_000):
+        series.append(float(t), float(t % 7))
+        assert len(series) <= 64
+    assert series.first == (0.0, 0.0) and series.last == float(999_999 % 7)
+
+
+def test_envelope_keeps_each_stretch_extremes_in_x_order():
+    xs = [float(x) for x in range(1000)]
+    ys = [float(x % 10) for x in xs]
+    ys[500] = 99.0
+    out_x, out_y = envelope(xs, ys, 50)
+    assert len(out_x) <= 102 and out_x == sorted(out_x)
+    assert out_x[0] == 0.0 and out_x[-1] == 999.0  # from the first point to the last
+    assert 99.0 in out_y and out_x[out_y.index(99.0)] == 500.0
+    assert min(out_y) == 0.0
+    assert envelope(xs[:10], ys[:10], 50) == (xs[:10], ys[:10])  # few points: all of them
+
+
+def test_envelope_of_unevenly_spaced_points_covers_every_stretch():
+    """Dense at the end, sparse at the start (a catch-up's samples, then every step): picking every n-th
+    point would take nearly all from the dense end; the envelope keeps the sparse start's shape."""
+    xs = [float(x) for x in range(0, 10_000, 100)] + [float(x) for x in range(10_000, 12_000)]
+    ys = [exp_decay(x) for x in xs]
+    out_x, _ = envelope(xs, ys, 40)
+    assert sum(x < 10_000 for x in out_x) >= 30
 
 
 def test_resampled_has_the_width_and_each_bucket_is_its_maximum():
     series = Series(1024)
     for t in range(100):
-        series.append(float(t), 1.0)
+        series.append(float(t), 42.0 if t == 55 else 1.0)  # one high value in the bucket of t in [50, 60)
     series.append(100.0, 1.0)
-    # one high value inside the bucket of t in [50, 60)
-    series.values[55] = 42.0
     out = series.resampled(10)
     assert len(out) == 10
     assert out[5] == 42.0

@@ -1,7 +1,8 @@
 """The training pane: the chosen metric as a chart, epoch-time bars, images/s, and epoch progress.
 
 The chart is a :class:`~gputui.tui.widgets.throttled_plot.ThrottledPlot` (redrawn only when its data
-changed, at most once a second), each series thinned to the plot's width.
+changed, at most once a second), each series cut to its envelope at the plot's width (per stretch of x,
+its minimum and maximum), so a long run's curve is the log's at every stretch.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
+from gputui.monitor.series import envelope
 from gputui.monitor.training import TrainingState
 from gputui.tui.format import SPARK, bar, duration, number
 from gputui.tui.widgets.throttled_plot import ThrottledPlot
@@ -33,7 +35,7 @@ class MetricChart(ThrottledPlot):
         else:
             axis, points = series.x_axis()
             width = max(10, self.size.width - 10)
-            xs, ys = _thin(points.times, points.values, width * 2)
+            xs, ys = envelope(points.times, points.values, width)  # braille: 2 dots per cell
             if axis == "time":
                 xs = [(x - xs[0]) / 60 for x in xs]
                 axis = "minutes"
@@ -41,14 +43,6 @@ class MetricChart(ThrottledPlot):
             plt.title(f"{name}" + (f"  ({series.nonfinite} seen)" if series.nonfinite else ""))
             plt.xlabel(axis)
         self.refresh()
-
-
-def _thin(xs: list[float], ys: list[float], limit: int) -> tuple[list[float], list[float]]:
-    if len(xs) <= limit:
-        return list(xs), list(ys)
-    step = len(xs) / limit
-    idx = sorted({int(i * step) for i in range(limit)} | {len(xs) - 1})
-    return [xs[i] for i in idx], [ys[i] for i in idx]
 
 
 def epoch_lines(training: TrainingState, width: int) -> Text:
