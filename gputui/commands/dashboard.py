@@ -58,9 +58,9 @@ def run_headless(
     feed = Feed(tap=writer.write_all if writer is not None else None)
     state = source.new_state(config.alerts)
     thread = threading.Thread(target=source.run_to_end, args=(feed,), name="gputui-source", daemon=True)
-    thread.start()
     deadline = None if duration is None else time.monotonic() + duration
     with OrderlyStop(lambda _signum: source.stop()):  # SIGHUP/SIGTERM end it as Ctrl-C does
+        thread.start()
         try:
             while not source.finished.is_set():
                 if deadline is not None and time.monotonic() >= deadline:

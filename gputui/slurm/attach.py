@@ -364,8 +364,9 @@ class Attacher:
                 return 0
             try:
                 code = self._attach(job)
-            finally:
-                self._stop_step()  # whatever went wrong in between, the step never outlives the attach
+            finally:  # whatever went wrong in between, the step never outlives the attach
+                self._stop_step()
+                self._close()
             if code is not None:
                 return code
 
