@@ -78,3 +78,22 @@ async def test_a_replayed_log_full_of_escapes_draws_none(tmp_path, monkeypatch) 
         header = str(screen.query_one("#header", Static).render())
         _no_raw(header + pane.border_title)
         _no_raw(app.export_screenshot())
+
+
+async def test_an_escape_laden_output_path_and_a_markup_name_are_text_in_detail_and_confirm(folder) -> None:
+    """The detail pane shows the job's output path (which may hold its name) printable; the cancel question
+    shows a name like ``[/]oops`` as written instead of failing on it as markup."""
+    evil_dir = "/home/root/run\x1b]0;PWNED\x07"
+    squeue = home_data.lines(home_data.squeue_line(78, name="[/]oops[b]", work_dir=evil_dir, nodelist="g1"))
+    app = home_data.make_app(home_data.FakeSlurm(squeue), refresh_s=3600)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await home_data.wait_polled(pilot)
+        detail = str(screen.query_one("#job-detail", Static).render())
+        _no_raw(detail)
+        assert "out /home/root/run\\x1b]0;PWNED\\x07/slurm-78.out" not in detail  # the sequence is gone
+        assert "/home/root/run" in detail and "slurm-78.out" in detail
+        await pilot.press("c")
+        await pilot.pause()
+        question = str(app.screen.query_one(".dialog-text", Static).render())
+        assert "Cancel job 78 ([/]oops[b], RUNNING)?" in question
+        _no_raw(app.export_screenshot())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
@@ -24,7 +25,7 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Static(self.question, classes="dialog-text")
+            yield Static(Text(self.question), classes="dialog-text")  # names in it are text, not markup
             yield Static("[b]y[/b] yes    [b]n[/b] / esc no", classes="dialog-keys")
 
     def action_answer(self, yes: bool) -> None:

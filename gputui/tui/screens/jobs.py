@@ -11,7 +11,6 @@ shell inside a job run with the app suspended.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import time
@@ -28,6 +27,7 @@ from gputui.home.poller import JobsSnapshot, SlurmPoller
 from gputui.home.rows import AttachedFigures, JobRow, build_rows, filter_rows, gpu_total
 from gputui.slurm.commands import SlurmError, slurm_env
 from gputui.slurm.jobs import Job
+from gputui.textsafe import printable
 from gputui.tui.messages import ActionDone, JobsPolled
 from gputui.tui.screens.dialogs import ChoiceScreen, ConfirmScreen, PromptScreen, TextScreen
 from gputui.tui.screens.help import HelpScreen
@@ -232,10 +232,10 @@ class JobsScreen(Screen):
                 f"{node}: GPU {','.join(map(str, ids)) or '-'}" for node, ids in job.gpus.items()
             )
             parts.append(f"{gpu_total(job)} GPUs · {placement}")
-        if job.stdout:
-            parts.append(f"out {job.stdout}")
+        if job.stdout:  # a path may hold the job's name (%x): shown printable, opened as Slurm gave it
+            parts.append(f"out {printable(job.stdout)}")
         elif job.work_dir:
-            parts.append(f"in {job.work_dir}")
+            parts.append(f"in {printable(job.work_dir)}")
         if job.exit_code and not job.active:
             parts.append(f"exit {job.exit_code}")
         self._update("#job-detail", Text(" · ".join(parts), no_wrap=True, overflow="ellipsis"))
@@ -516,8 +516,12 @@ class JobsScreen(Screen):
             self.open_dashboard(LocalRunSource(value))
 
     def action_demo(self) -> None:
-        if importlib.util.find_spec("torch") is None:
-            self.say("the demo needs PyTorch: pip install torch==2.13.0 (or make demo)", "error")
+        from gputui.extras import MissingExtra, require
+
+        try:
+            require("demo", "the demo (a real training run)")
+        except MissingExtra as exc:
+            self.say(f"{exc} (or make demo)", "error")
             return
         from gputui.commands.demo import demo_spec
         from gputui.sources.local import LocalRunSource
