@@ -86,26 +86,50 @@ def metric_step(fields: dict, order: dict[str, int]) -> int:
 GPU_SCALARS = ("util_gpu_pct", "util_mem_bw_pct", "mem_used_bytes", "temp_c", "power_w", "energy_j")
 
 
+class _EventFile:
+    """One TensorBoard event file written in this thread (tensorboardX's SummaryWriter writes in a thread
+    of its own, which dies on a full disk and leaves the caller waiting on its queue for ever): a failed
+    write is a WriteFailed naming ``folder``."""
+
+    def __init__(self, folder: str) -> None:
+        from tensorboardX.event_file_writer import EventsWriter
+        from tensorboardX.proto.event_pb2 import Event
+        from tensorboardX.summary import scalar
+
+        self.folder, self._event, self._scalar = folder, Event, scalar
+        _make_folder(folder)
+        self._writer = self._guard(EventsWriter, os.path.join(folder, "events"))
+
+    def _guard(self, call, *args):
+        try:
+            return call(*args)
+        except OSError as exc:
+            raise WriteFailed(self.folder, exc) from None
+
+    def add_scalar(self, tag: str, value: float, step: int, walltime: float) -> None:
+        event = self._event(wall_time=walltime, step=int(step), summary=self._scalar(tag, value))
+        self._guard(self._writer.write_event, event)
+
+    def close(self) -> None:
+        self._guard(self._writer.close)
+
+
 def export_tensorboard(run: str, folder: str) -> dict[str, int]:
     """Write one RUN's metrics and GPU samples as TensorBoard event files in ``folder``."""
     try:
-        from tensorboardX import SummaryWriter
+        import tensorboardX  # noqa: F401 - the extra's presence, before any file is made
     except ImportError as exc:
         raise RunError("--to tensorboard needs tensorboardX: pip install 'gputui[tensorboard]'") from exc
     counts = {"metric values": 0, "GPU samples": 0}
     order: dict[str, int] = {}
     gpu_steps: dict[tuple[str, str], int] = {}
-    try:
-        writer = SummaryWriter(logdir=folder)
-    except OSError as exc:
-        raise WriteFailed(folder, exc) from None
+    writer = _EventFile(folder)
     try:
         for path in run_files(run):
             for record in file_records(path):
                 f = record.fields
                 if record.kind == "metric" and isinstance(f.get("value"), int | float):
-                    step = metric_step(f, order)
-                    writer.add_scalar(f["name"], f["value"], global_step=step, walltime=record.time)
+                    writer.add_scalar(f["name"], f["value"], metric_step(f, order), record.time)
                     counts["metric values"] += 1
                 elif record.kind == "gpu":
                     key = (str(f.get("host")), str(f.get("index", f.get("gpu_id"))))
@@ -114,13 +138,10 @@ def export_tensorboard(run: str, folder: str) -> dict[str, int]:
                         value = f.get(field)
                         if isinstance(value, int | float) and not isinstance(value, bool):
                             tag = f"system/{key[0]}/gpu{key[1]}/{field}"
-                            writer.add_scalar(tag, value, global_step=step, walltime=record.time)
+                            writer.add_scalar(tag, value, step, record.time)
                     counts["GPU samples"] += 1
     finally:
-        try:
-            writer.close()
-        except OSError as exc:  # the last events could not be written (a full disk)
-            raise WriteFailed(folder, exc) from None
+        writer.close()
     return counts
 
 
