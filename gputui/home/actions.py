@@ -94,9 +94,16 @@ def editor_argv(path: Path, env: dict[str, str] | None = None) -> list[str]:
     return [*words, str(path)]
 
 
-def shell_argv(job_id: str, node: str) -> list[str]:
-    """The course recipe for a shell inside a running job, on one of its nodes."""
-    jid = validate_jobid(job_id)
+def shell_argv(job: Job | str, node: str) -> list[str]:
+    """The course recipe for a shell inside a running job, on one of its nodes.
+
+    Given the :class:`Job`, an array task (or het component) is named by its own numeric job id, as
+    attach names it: ``--jobid=A_T`` is refused by Slurm 22.05 ("Invalid numeric value") and by 24.11
+    while any task of the array is pending ("Unable to confirm allocation ... Job is pending execution")."""
+    if isinstance(job, Job):
+        jid = str(job.raw_job_id) if job.raw_job_id else validate_jobid(job.job_id)
+    else:
+        jid = validate_jobid(job)
     if not node or not all(c.isalnum() or c in "._-" for c in node):
         raise SlurmError(f"{node!r} is not a node name")
     return ["srun", f"--jobid={jid}", "--overlap", "--pty", "-N1", "-n1", f"--nodelist={node}", "bash", "-l"]

@@ -449,7 +449,7 @@ class JobsScreen(Screen):
 
     def _shell(self, job: Job, node: str) -> None:
         try:
-            argv = _actions().shell_argv(job.job_id, node)
+            argv = _actions().shell_argv(job, node)
             with self.app.suspend():
                 print(f"gputui: shell in job {job.job_id} on {node} (exit returns to gputui)", flush=True)
                 code = subprocess.call(argv, env=slurm_env())
