@@ -2,7 +2,7 @@
 
 The step (never one per refresh)::
 
-    srun --jobid=J --overlap -N n -n n --ntasks-per-node=1 --kill-on-bad-exit=0 --quiet \\
+    srun --jobid=J --overlap --immediate=10 -N n -n n --ntasks-per-node=1 --kill-on-bad-exit=0 --quiet \\
          <this python> -m gputui probe --backend B --interval S
 
 is deliberately **not** ``--unbuffered``: on 22.05.8, ``-u`` forwards each task's output in 1024-byte
@@ -67,6 +67,7 @@ _STEP_CANCELLED = re.compile(r"\*\*\* STEP \S+ ON \S+ CANCELLED AT \S+(?: DUE TO
 WAITING_STATES = ("PENDING", "CONFIGURING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "SUSPENDED")
 STOP_GRACE_S = 5.0
 SETTLE_S = 10.0  # after the step ends, how long to wait for the job to leave COMPLETING
+PROBE_IMMEDIATE_S = 10  # srun --immediate: seconds a probe step may wait to start
 RUN_DIR_CHECK_S = 10.0  # how often to look for the job's lightning_logs/ until it appears
 
 
@@ -87,10 +88,14 @@ class AttachOptions:
 
 
 def probe_argv(job: Job, options: AttachOptions) -> list[str]:
-    """The srun command line of the probe step (argv list)."""
+    """The srun command line of the probe step (argv list).
+
+    ``--immediate``: a step that cannot start (nodes busy, the job completing) fails after
+    :data:`PROBE_IMMEDIATE_S` with srun's one-line reason, instead of srun retrying for minutes."""
     n = str(job.num_nodes or len(job.nodes) or 1)
     jobid = str(job.raw_job_id or job.job_id)
-    srun = ["srun", f"--jobid={jobid}", "--overlap", "-N", n, "-n", n, "--ntasks-per-node=1"]
+    srun = ["srun", f"--jobid={jobid}", "--overlap", f"--immediate={PROBE_IMMEDIATE_S}"]
+    srun += ["-N", n, "-n", n, "--ntasks-per-node=1"]
     srun += ["--kill-on-bad-exit=0", "--quiet"]  # line-buffered on purpose: see the module docs
     srun += ["--no-kill"]  # a failed node ends only its own probe task (where the job survives it)
     probe = [options.python, "-m", "gputui", "probe", "--backend", options.backend]

@@ -9,11 +9,15 @@ A STEP of the scenario (all keys optional)::
                 "version": "0.0.1"}],                  # its probe_started says this gputui version
      "stderr_after": [[0.5, "srun: error: Node failure on node2\\n"]],
      "stderr_flood": 262144, "stdout_noise": ["not a record"],  # before the first record
-     "end_after": 1.0, "end_stderr": "...", "end_exit": 0}      # the job ends (or is requeued)
+     "end_after": 1.0, "end_stderr": "...", "end_exit": 0,      # the job ends (or is requeued)
+     "busy": true}                                  # the step cannot start, even with --overlap
 
 Like Slurm 22.05: the step needs ``--overlap`` inside a running job (without it srun waits, "Requested
 nodes are busy"), ``--jobid`` must name the scenario's job, each task gets ``SLURMD_NODENAME``, a task
 that dies is reported as ``srun: error: NODE: task I: Killed``, and SIGTERM ends the tasks and srun.
+A step that cannot start (no ``--overlap``, or ``busy``) waits; with ``--immediate``/``-I`` srun gives up
+instead with 22.05's line ``srun: error: Unable to create step for job J: Requested nodes are busy``
+(at once here; the real srun after the ``--immediate`` seconds).
 """
 
 from __future__ import annotations
@@ -146,7 +150,11 @@ def run_step(scenario: dict[str, Any], spec: dict[str, Any], argv: list[str]) ->
     err(spec.get("stderr", ""))
     if "nodes" not in spec:
         return int(spec.get("exit", 0))
-    if "--overlap" not in opts:  # every CPU of the job is taken by its batch step: wait for one
+    if "--overlap" not in opts or spec.get("busy"):  # every CPU of the job is taken: wait for one
+        if "--immediate" in opts or "-I" in opts:
+            log(scenario, cmd="srun", key="srun", event="immediate")
+            err(f"srun: error: Unable to create step for job {jobid}: Requested nodes are busy\n")
+            return 1
         err(f"srun: Job {jobid} step creation temporarily disabled, retrying (Requested nodes are busy)\n")
         stop.wait(spec.get("end_after", MAX_S))
         return 1
