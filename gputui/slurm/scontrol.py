@@ -10,7 +10,9 @@ A job name is any text (Slurm 22.05 takes newlines and ``Key=`` lookalikes in it
 first such: the name also appears in ``%x`` output paths), taken out before the rest is split (and its
 copies in paths stand in for while they are split); a printed
 line that does not start with ``JobId=`` continues the previous one (a name's newline). So
-``--job-name 'x StdOut=/etc/passwd JobState=FAILED'`` is only a name.
+``--job-name 'x StdOut=/etc/passwd JobState=FAILED'`` is only a name. ``Command=`` (the script and its
+arguments) and ``SubmitLine=`` (the user's whole sbatch command line, 23.02+) end at the last
+``WorkDir=``: a ``Key=value`` token in the command line never shadows the real field.
 """
 
 from __future__ import annotations
@@ -22,7 +24,17 @@ from gputui.slurm.jobid import parse_jobid
 from gputui.slurm.jobs import Job, JobNotFound, _clean, _expand, _finish, _int, parse_duration, parse_gres_idx
 
 #: Keys whose values are free text (may contain spaces, even ``Foo=`` lookalikes).
-FREE_TEXT_KEYS = ("JobName", "Command", "WorkDir", "StdOut", "StdErr", "StdIn", "Comment", "Reason")
+FREE_TEXT_KEYS = (
+    "JobName",
+    "Command",
+    "SubmitLine",
+    "WorkDir",
+    "StdOut",
+    "StdErr",
+    "StdIn",
+    "Comment",
+    "Reason",
+)
 _KEY = re.compile(r"(?:^|(?<=\s))([A-Za-z][A-Za-z0-9_/:]*)=")
 _JOB_NAME = re.compile(r"(?:^|\s)JobName=(.*?) UserId=\S*\(\d+\) GroupId=\S*\(\d+\) MCS_label=", re.DOTALL)
 _NAME_MARK = "\x00"  # stands for the job name in its %x-expanded paths while they are split (no NUL there)
@@ -122,9 +134,21 @@ KNOWN_KEYS = frozenset(
 )
 
 
+def _command_line_marks(marks: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """Without the ``Key=`` marks inside the user's command line: ``Command=<script> <its arguments>``
+    (22.05 and later) and ``SubmitLine=<the whole sbatch command line>`` (23.02+; 26.05 prints it before
+    ``WorkDir``). Both run to the *last* ``WorkDir=``, which Slurm prints right after them, so
+    ``sbatch job.sh WorkDir=/x StdOut=/x/o`` (measured on 22.05) never shadows a real field."""
+    first = next((i for i, mark in enumerate(marks) if mark[2] in ("Command", "SubmitLine")), None)
+    if first is None:
+        return marks
+    work_dir = max((i for i, mark in enumerate(marks) if mark[2] == "WorkDir" and i > first), default=None)
+    return marks if work_dir is None else marks[: first + 1] + marks[work_dir:]
+
+
 def split_scontrol(line: str) -> tuple[dict[str, str], list[dict[str, str]]]:
     """``Key=Value`` pairs of one ``scontrol -o`` line, and the ``-d`` per-node allocation entries."""
-    marks = [(m.start(), m.end(), m.group(1)) for m in _KEY.finditer(line)]
+    marks = _command_line_marks([(m.start(), m.end(), m.group(1)) for m in _KEY.finditer(line)])
     pairs: list[tuple[str, str]] = []
     for i, (_start, end, key) in enumerate(marks):
         stop = marks[i + 1][0] if i + 1 < len(marks) else len(line)
@@ -190,7 +214,7 @@ def parse_scontrol_job(line: str) -> Job:
         start_time=get("StartTime"),
         work_dir=get("WorkDir"),
         stdout=get("StdOut"),
-        stderr=get("StdErr"),
+        stderr=get("StdErr") or get("StdOut"),  # 25.11+: StdErr blank when stderr goes to StdOut
         batch_host=get("BatchHost"),
         exit_code=get("ExitCode"),
     )
