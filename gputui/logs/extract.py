@@ -45,9 +45,10 @@ PREFIX = re.compile(
 )
 RANK = re.compile(r"rank\s?(\d{1,5})")
 HEADER_FIELD = re.compile(r"[A-Za-z][\w.@/%()\[\]-]*")
-MAX_SHAPES = 512
+MAX_SHAPES = 8192  # shapes kept per log (its ranks share them)
 MAX_LINE = 2048
 DIGITS = bytes.maketrans(b"123456789", b"000000000")
+NOTHING = Reading(None, None)
 
 
 def _header(body: str) -> tuple[str, ...] | None:
@@ -79,6 +80,27 @@ def _value(text: str) -> float | None:
     return to_float(text)
 
 
+def reading_of(text: str) -> tuple[int, Any, Reading]:
+    """(prefix length, header labels or None, reading) of a line; it depends only on the line's shape."""
+    pm = PREFIX.match(text)
+    start = pm.end() if pm is not None else 0
+    body = text[start:]
+    header = _header(body) if TOKEN.search(body) is None else None
+    reading = read_line(body) if header is None else Reading(None, None)
+    return start, header, reading
+
+
+class Shape:
+    """What is known of one line shape: the extractor's reading and, once needed, the generic plan."""
+
+    __slots__ = ("empty", "found", "plan")
+
+    def __init__(self, found: tuple[int, Any, Reading]) -> None:
+        self.found = found
+        self.plan: generic.Plan | None = None
+        self.empty = False  # neither parser can read anything from a line of this shape
+
+
 class Extractor:
     name = NAME
 
@@ -92,17 +114,12 @@ class Extractor:
             return None
         shapes = ctx.shapes
         shape = text.encode().translate(DIGITS)
-        found = shapes.get(shape)
-        if found is None:
+        entry = shapes.get(shape)
+        if entry is None:
             if len(shapes) >= MAX_SHAPES:
                 shapes.clear()  # bounded memory; metric lines come back at once
-            pm = PREFIX.match(text)
-            start = pm.end() if pm is not None else 0
-            body = text[start:]
-            header = _header(body) if TOKEN.search(body) is None else None
-            reading = read_line(body) if header is None else Reading(None, None)
-            found = shapes[shape] = (start, header, reading)
-        return found
+            entry = shapes[shape] = Shape(reading_of(text))
+        return entry.found
 
     def records(
         self, text: str, found: tuple[int, Any, Reading], ctx: Context, now: float
@@ -191,13 +208,34 @@ class Fallback:
     name = generic.NAME
 
     def parse(self, text: str, ctx: Context, now: float) -> list[Record] | None:
-        found = PARSER.read(text, ctx)
-        if found is not None and (found[2].steps or (found[2].row is not None and ctx.table is not None)):
+        if "NCCL" in text:
+            return None
+        if len(text) > MAX_LINE:
+            return generic.PARSER.parse(text, ctx, now)  # too long for the extractor
+        shapes = ctx.shapes
+        shape = text.encode().translate(DIGITS)  # one shape, one lookup for both parsers
+        entry = shapes.get(shape)
+        if entry is None:
+            if len(shapes) >= MAX_SHAPES:
+                shapes.clear()  # bounded memory; metric lines come back at once
+            entry = shapes[shape] = Shape(reading_of(text))
+        elif entry.empty:
+            return None
+        found = entry.found
+        reading = found[2]
+        if reading.steps or (reading.row is not None and ctx.table is not None):
             extracted = PARSER.records(text, found, ctx, now)
             if extracted is not None:
                 return extracted
-        records = generic.PARSER.parse(text, ctx, now)
-        if records or found is None:
+        plan = entry.plan
+        if plan is None:
+            plan = entry.plan = generic.plan_of(text)
+            _, em, sm, spans, _ = plan
+            if em is None and sm is None and not spans and found[1] is None and reading == NOTHING:
+                entry.empty = True  # no anchor, no pair, no header, no slots: nothing, whatever the context
+                return None
+        records = generic.PARSER.parse_planned(text, plan, ctx, now)
+        if records:
             return records
         extracted = PARSER.records(text, found, ctx, now)
         return extracted if extracted is not None else records

@@ -296,6 +296,10 @@ class GenericParser:
                 if len(plans) >= MAX_PLANS:
                     plans.clear()  # bounded memory; metric lines come back at once
                 plan = plans[shape] = plan_of(text)
+        return self.parse_planned(text, plan, ctx, now)
+
+    def parse_planned(self, text: str, plan: Plan, ctx: Context, now: float) -> list[Record] | None:
+        """The records of a line whose plan (:func:`plan_of`) is known: slices, no searching."""
         start, em, sm, spans, _ = plan
         head = ""  # the log prefix: its timestamp is read only for lines that give records
         if start:

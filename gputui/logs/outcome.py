@@ -125,6 +125,8 @@ def _around(core: bytes, keys: tuple[bytes, ...]) -> re.Pattern[bytes]:
 # The end messages and training banners that contain "raining" share one scan; the others are finds.
 _RAINING = _around(b"raining", tuple(k for k in (*FINISH_KEYS, *TRAINING_KEYS) if b"raining" in k))
 _FINDS = tuple(k for k in FINISH_KEYS if b"raining" not in k)
+# every end message contains its key: a frame without one skips FINISH's search (~15 µs on a long line)
+_FINISH_TEXT = tuple(k.decode() for k in FINISH_KEYS)
 
 
 def merge_outcome(current: Record | None, new: Record) -> Record:
@@ -232,7 +234,7 @@ class OutcomeTracker:
         if TRACEBACK in text:
             self.tb = {"line": line, "text": text, "rank": rank, "frames": 0}
             return out
-        if FINISH.search(text) is not None:
+        if any(key in text for key in _FINISH_TEXT) and FINISH.search(text) is not None:
             self.finished = (line, text.strip()[:500])
         if _KEY_RE.search(text) is None:
             kind = start_marker(text)

@@ -149,6 +149,7 @@ class LogParser:
         self.outcome = OutcomeTracker()
         self._route = route_auto if self.parsers == AUTO else self._route_each
         self.contexts: dict[int | None, Context] = {}
+        self._shapes: dict[bytes, object] = {}  # line shape → how it is read: one cache for all ranks
         self.frames = 0
         self._line = 0
         self._line_rank: int | None = None
@@ -241,7 +242,7 @@ class LogParser:
             if ctx is None or ctx.rank != rank:
                 ctx = contexts.get(rank)
                 if ctx is None:
-                    ctx = contexts[rank] = Context(rank=rank)
+                    ctx = contexts[rank] = Context(rank=rank, shapes=self._shapes)
             ctx.frames += 1
             count += 1
             if inert is not None:
