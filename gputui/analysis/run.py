@@ -15,7 +15,9 @@ Rules:
   (``global_images_per_s``, ``images_per_s``, ``samples_per_s``, ``tokens_per_s``, ``steps_per_s``);
   else steps/s from the rows' step counts and times;
 - ranks: the trainers' ``train_started`` world size; else the ranks seen on metrics; else the GPUs
-  sampled.
+  sampled;
+- a run that counts steps and no epochs: its :class:`~gputui.analysis.steps.StepSummary` (steps done and
+  planned, loss and its trend, step time, throughput, MFU, ETA) in ``steps``.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from gputui.analysis.steps import StepSummary, StepTracker
 from gputui.logs.epochs import EpochRow, EpochTable
 from gputui.logs.outcome import merge_outcome
 from gputui.records import Record
@@ -108,6 +111,7 @@ class RunReport:
     final: dict[str, float] = field(default_factory=dict)
     outcome: str | None = None
     outcome_evidence: str | None = None
+    steps: StepSummary | None = None  # a run with steps and no epochs
     records: int = 0
     simulated: bool = False
 
@@ -135,6 +139,7 @@ class RunAnalysis:
         self.name = name
         self.own_table = table is None
         self.table = EpochTable(batch_size=batch_size) if table is None else table
+        self.steps = StepTracker()
         self.gpus: dict[tuple[str, str], GpuStats] = {}
         self.world_size: int | None = None
         self.ranks: set[int] = set()
@@ -159,6 +164,7 @@ class RunAnalysis:
         elif kind == "metric":
             if self.own_table:
                 self.table.add(rec)
+            self.steps.add(rec)
             if isinstance(f.get("rank"), int):
                 self.ranks.add(f["rank"])
             name, value = f.get("name"), f.get("value")
@@ -196,6 +202,7 @@ class RunAnalysis:
         )
         if rows:
             out.final = {k: v for k, v in rows[-1].values.items() if k != "epoch_time_s"}
+        out.steps = self.steps.summary()
         if self.outcome is not None:
             out.outcome = str(self.outcome.get("outcome"))
             out.outcome_evidence = str(self.outcome.get("evidence") or "")

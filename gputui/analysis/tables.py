@@ -11,6 +11,7 @@ from rich.table import Table
 
 from gputui.analysis.run import RunReport
 from gputui.analysis.scaling import ScalePoint
+from gputui.analysis.steps import step_rows
 from gputui.textsafe import printable
 
 EPOCH_ROWS_SHOWN = 12
@@ -56,10 +57,14 @@ def summary_table(report: RunReport) -> Table:
     table.add_row("GPUs / ranks", f"{gpus or '-'}{source}")
     table.add_row("GPU util mean", "-" if report.util_mean is None else f"{_num(report.util_mean)} %")
     table.add_row("energy", _energy(report.energy_j))
-    table.add_row("epochs", str(len(report.epochs)))
-    left_out = " (first epoch left out)" if report.first_epoch_left_out else ""
-    epoch_time = f"{_num(report.epoch_time_s, 2)} s{left_out}" if report.epoch_time_s else "-"
-    table.add_row("epoch time", epoch_time)
+    if report.steps is not None:  # a run with steps and no epochs
+        for what, value in step_rows(report.steps):
+            table.add_row(_plain(what), _plain(value))
+    else:
+        table.add_row("epochs", str(len(report.epochs)))
+        left_out = " (first epoch left out)" if report.first_epoch_left_out else ""
+        epoch_time = f"{_num(report.epoch_time_s, 2)} s{left_out}" if report.epoch_time_s else "-"
+        table.add_row("epoch time", epoch_time)
     if report.throughput is not None:
         note = f" ({report.throughput_note})" if report.throughput_note else ""
         table.add_row("throughput", f"{_num(report.throughput)} {report.throughput_unit}{note}")

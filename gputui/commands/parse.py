@@ -1,7 +1,9 @@
 """``gputui parse FILE... [--format auto|keras|...|tensorboard] [--json] [--batch-size N]``
 
 Prints the per-epoch table of each training log (or, with ``--json``, every record as a JSON line),
-then how the job ended. The table is read in catch-up mode (:mod:`gputui.logs.thinning`: redraws of a
+then how the job ended. A run that counts steps and no epochs gets its step summary instead (steps done
+and planned, loss first → last and its trend, step time, throughput, MFU, ETA:
+:mod:`gputui.analysis.steps`). The table is read in catch-up mode (:mod:`gputui.logs.thinning`: redraws of a
 progress bar and runs of same-shape step lines are sampled, epoch rows and the outcome are exact);
 ``--json`` reads every frame. On a terminal a progress line on stderr shows how far a large file is.
 ``--batch-size``: the global batch of one printed step (all ranks together),
@@ -20,6 +22,7 @@ import time
 from collections.abc import Iterator
 from typing import IO
 
+from gputui.analysis.steps import StepSummary, StepTracker, step_rows
 from gputui.logs.epochs import EpochRow, EpochTable
 from gputui.logs.lightning_csv import CsvMetricsParser
 from gputui.logs.metric_files import metric_file_kind, metric_file_parser, metric_paths
@@ -128,8 +131,22 @@ def _table(rows: list[EpochRow]) -> list[str]:
     return ["  ".join(c.rjust(w) for c, w in zip(cells, widths, strict=False)) for cells in [header, *body]]
 
 
+def _step_lines(steps: StepSummary, count: int) -> list[str]:
+    """A step-based run (steps, no epochs): what it did and how fast (:mod:`gputui.analysis.steps`)."""
+    lines = [f"steps (no epochs); {count} metric records (progress redraws sampled)"]
+    rows = step_rows(steps)
+    width = max(len(what) for what, _ in rows)
+    return lines + [f"  {what.ljust(width)}  {value}" for what, value in rows]
+
+
 def _summary(
-    path: str, events: list[Record], count: int, last: Record | None, rows: list[EpochRow], out: IO[str]
+    path: str,
+    events: list[Record],
+    count: int,
+    last: Record | None,
+    rows: list[EpochRow],
+    out: IO[str],
+    steps: StepSummary | None = None,
 ) -> None:
     print(f"== {printable(path)}", file=out)
     if rows:
@@ -137,6 +154,9 @@ def _summary(
             print(printable(line), file=out)
         if any(r.epoch_time_source == "measured" for r in rows):
             print("(m) = measured between epoch ends, not printed by the script", file=out)
+    elif steps is not None:
+        for line in _step_lines(steps, count):
+            print(printable(line), file=out)
     else:
         print(f"no completed epochs; {count} metric records (progress redraws sampled)", file=out, end="")
         if last is not None:
@@ -170,19 +190,21 @@ def run(
                         out.write(encode_record(record).decode("utf-8", "replace"))
                     continue
                 table = EpochTable(batch_size=batch_size)
+                tracker = StepTracker()
                 events: list[Record] = []
                 count, last = 0, None
                 progress = Progress(path, os.fstat(stream.fileno()).st_size)
                 try:
                     for record in _records(path, fmt, stream, thin=True, progress=progress):
                         table.add(record)
+                        tracker.add(record)
                         if record.kind == "metric":
                             count, last = count + 1, record
                         else:
                             events.append(record)
                 finally:
                     progress.close()
-                _summary(path, events, count, last, table.rows(), out)
+                _summary(path, events, count, last, table.rows(), out, tracker.summary())
         except BrokenPipeError:
             raise
         except OSError as exc:

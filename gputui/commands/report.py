@@ -6,7 +6,8 @@ project's log parser), a metric file or run directory (``metrics.csv``, TensorBo
 ``lightning_logs/``, an MLflow or W&B run; a store of several runs is one RUN per run:
 :mod:`gputui.logs.metric_files`), or a Slurm job id (its ``slurm-ID.out`` and
 ``gputui-ID-*.jsonl`` in the current directory, read together).
-Rich tables on a terminal; ``--json`` and ``--csv`` for scripts.
+Rich tables on a terminal; ``--json`` and ``--csv`` for scripts. A run that counts steps and no epochs
+gets its step summary (``steps`` in ``--json``; steps, loss, step time and ETA columns in ``--csv``).
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ def file_records(path: str) -> Iterator[Record]:
         return
     parser = metric_file_parser(path)
     if parser is None:
-        parser = LogParser()
+        parser = LogParser(path=path)
         parser.thin = True
     with open(path, "rb") as stream:
         while chunk := stream.read(READ_SIZE):
@@ -119,11 +120,30 @@ def report_dict(report: RunReport) -> dict:
             for g in report.gpus
         ],
         "epoch_rows": [r.to_json_dict() for r in report.epochs],
+        "steps": report.steps.to_json_dict() if report.steps is not None else None,
     }
 
 
+def csv_row(report: RunReport) -> dict:
+    """One CSV row: the report's scalars, and a step run's steps, loss and timing."""
+    row = report_dict(report)
+    steps = report.steps
+    if steps is not None:
+        row |= {
+            "steps_done": steps.done,
+            "steps_planned": steps.planned,
+            "loss_first": steps.loss_first,
+            "loss_last": steps.loss_last,
+            "loss_trend": steps.trend,
+            "step_time_s": steps.step_time_recent_s,
+            "eta_s": steps.eta_s,
+        }
+    return row
+
+
 CSV_FIELDS = ("run", "gpus", "epochs", "epoch_time_s", "throughput", "throughput_unit", "util_mean_pct")
-CSV_FIELDS += ("energy_j", "outcome")
+CSV_FIELDS += ("energy_j", "outcome", "steps_done", "steps_planned", "loss_first", "loss_last", "loss_trend")
+CSV_FIELDS += ("step_time_s", "eta_s")
 
 
 def print_reports(reports: list[RunReport], fmt: str, out: IO[str]) -> None:
@@ -135,7 +155,7 @@ def print_reports(reports: list[RunReport], fmt: str, out: IO[str]) -> None:
         writer = csv.DictWriter(out, fieldnames=CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
         writer.writeheader()
         for report in reports:
-            writer.writerow(report_dict(report))
+            writer.writerow(csv_row(report))
         return
     from gputui.analysis.tables import report_tables, table_console
 

@@ -17,7 +17,8 @@ gives the step.
 - the end-of-training dict (``train_runtime`` …) → scope ``summary``;
 - ``epoch 3: {'accuracy': 0.84, 'f1': 0.89}`` (Accelerate examples) → scope ``epoch`` for epoch 3.
 
-The Trainer prints no step: a step dict gets the position of the training bar (the longest bar seen
+A dict with a whole ``step`` (or ``global_step``) value is at that step. The Trainer prints no step: a
+step dict gets the position of the training bar (the longest bar seen
 on the stream, not the shorter evaluation bars) at the time it is read, so loss can be plotted against
 the global step. With a block-buffered stdout the dict can be read a few steps after it was printed;
 with no bar (``disable_tqdm``) it gets no step.
@@ -91,6 +92,8 @@ class HFParser:
         counter = STEP_OF_MAX.match(texts.get("global_step/max_steps", ""))
         if scope == "step" and counter is not None:
             step = int(counter.group(1))  # ms-swift states the step: 'global_step/max_steps': '1/294'
+        elif scope == "step":
+            step = _step_key(values, step)
         return self._records(values, scope, epoch_value, ctx, now, step)
 
     def _records(
@@ -105,6 +108,17 @@ class HFParser:
         out: list[Record] = []
         emit(out, values.items(), NAME, scope, ctx, now, epoch, step)
         return out
+
+
+def _step_key(values: dict[str, float], step: int | None) -> int | None:
+    """A dict that states its step (``{'loss': 2.1, 'step': 120}``, TRL and custom loops): that step,
+    taken out of the values (it is a position, not a metric); else ``step`` (the bar's position)."""
+    for key in ("step", "global_step"):
+        value = values.get(key)
+        if value is not None and value >= 0 and value == int(value):
+            del values[key]
+            return int(value)
+    return step
 
 
 def _literal_dict(text: str) -> object:

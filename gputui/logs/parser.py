@@ -27,6 +27,7 @@ from gputui.logs import (
     hf,
     keras,
     mmengine,
+    planned,
     pytorch,
     timm,
     tqdm,
@@ -273,6 +274,10 @@ class LogParser:
                             record.fields["job"] = self.job
                 tracker.saw_training = True
                 out += records
+                if "/" in text or ctx.extra:
+                    planned.mark(text, records, ctx)  # a step run's planned steps
+            elif "steps" in text or "iters" in text or "STEPS" in text or "ITERS" in text:
+                planned.note_setting(text, ctx)
             if ctx.stated_epoch:
                 ctx.stated_epoch = False
                 if records:

@@ -104,9 +104,12 @@ def _epoch_changes(epochs: _Epochs, a: int, period: int, lo: int, hi: int, out: 
     _epoch_changes(epochs, a, period, mid, hi, out)
 
 
-def _thin_runs(shapes: list[bytes], epochs: _Epochs, periods: tuple[int, ...]) -> bytearray:
+def _thin_runs(
+    shapes: list[bytes], epochs: _Epochs, periods: tuple[int, ...], sampled: list[int] | None = None
+) -> bytearray:
     """1 for each frame to skip: the inner periods of runs of each period length (the first period,
-    the twins of the last, every :data:`SAMPLE_EVERY`-th and those around a change of epoch are kept)."""
+    the twins of the last, every :data:`SAMPLE_EVERY`-th and those around a change of epoch are kept).
+    ``sampled`` gets the first frame of each kept inner period."""
     m = len(shapes)
     skip = bytearray(m)
     for period in periods:
@@ -124,13 +127,24 @@ def _thin_runs(shapes: list[bytes], epochs: _Epochs, periods: tuple[int, ...]) -
             for k in kept:
                 lo = a + k * period
                 skip[lo : lo + period] = ZERO * period
+            if sampled is not None:
+                sampled += (a + k * period for k in kept)
     return skip
+
+
+def _keep_samples(shapes: list[bytes], kept: bytearray, sampled: list[int]) -> list[bytes]:
+    """The shapes of the frames a pass keeps, each sampled one made unique: the next pass (longer
+    periods) must not thin the step history a second time (every 128th of every 128th)."""
+    shapes = list(shapes)
+    for i in sampled:
+        shapes[i] += b"\x00%d" % i
+    return list(compress(shapes, kept))
 
 
 class ThinningNormalizer(Normalizer):
     """A :class:`Normalizer` that, while :attr:`thin` is set, returns only the frames that matter."""
 
-    __slots__ = ("_skipped", "recent", "shapes", "skipped", "thin")
+    __slots__ = ("_skipped", "every", "recent", "shapes", "skipped", "thin")
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -139,6 +153,7 @@ class ThinningNormalizer(Normalizer):
         self._skipped = 0
         self.recent: list[Frame] = []  # the block's true last frames (thin mode); [] otherwise
         self.shapes: list[bytes] = []  # the shapes of the frames last returned (thin mode)
+        self.every: list[bytes] = []  # the shapes of all frames of that block (gputui.logs.unread)
 
     def _frames(self, block: bytes, first_overflow: bool) -> list[Frame]:
         if not self.thin or first_overflow:
@@ -189,6 +204,7 @@ class ThinningNormalizer(Normalizer):
             lines += range(line + done, line + len(rows))
             line += len(rows)
         self._line = line if block.endswith(b"\n") else line - 1
+        self.every = shapes
         keep = self._pick(raws, shapes)
         if firsts or lasts:
             # a line's last frame (and, labelled, its first) is parsed, whatever the run around it;
@@ -231,10 +247,12 @@ class ThinningNormalizer(Normalizer):
         total = len(at)
         if len(at) != len(raws):
             shapes = list(map(shapes.__getitem__, at))
+        sampled: list[int] = []
         for periods in (PERIODS[:1], PERIODS[1:]):
-            skip = _thin_runs(shapes, _Epochs(raws, at), periods)
+            skip = _thin_runs(shapes, _Epochs(raws, at), periods, sampled)
             kept = skip.translate(FLIP)
-            at, shapes = list(compress(at, kept)), list(compress(shapes, kept))
+            at, shapes = list(compress(at, kept)), _keep_samples(shapes, kept, sampled)
+            sampled = []
         self._skipped = total - len(at)  # non-blank frames not parsed (blank ones are never counted)
         return at
 

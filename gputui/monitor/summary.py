@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gputui.analysis.steps import span, step_rows
 from gputui.monitor.state import DashboardState
 
 
@@ -17,12 +18,20 @@ def summary_lines(state: DashboardState) -> list[str]:
     rows = training.rows()
     loss = training.loss()
     first_loss = loss.by_time.values[0] if loss and len(loss.by_time) else None
-    lines.append(
-        f"training: {len(rows)} epoch(s)"
-        + (f" of {training.epochs_total}" if training.epochs_total else "")
-        + (f"; loss {fmt(first_loss, 4)} → {fmt(loss.last, 4)}" if loss else "; no loss seen")
-        + (f"; images/s {fmt(training.images_per_s(), 1)}" if training.images_per_s() else "")
-    )
+    steps = training.step_summary()
+    if steps is not None:  # a run without epochs: its steps
+        lines.append("training: steps (no epochs)")
+        lines += [f"  {what}: {value}" for what, value in step_rows(steps)]
+        limit = _against_limit(state)
+        if limit:
+            lines.append(f"  time limit: {limit}")
+    else:
+        lines.append(
+            f"training: {len(rows)} epoch(s)"
+            + (f" of {training.epochs_total}" if training.epochs_total else "")
+            + (f"; loss {fmt(first_loss, 4)} → {fmt(loss.last, 4)}" if loss else "; no loss seen")
+            + (f"; images/s {fmt(training.images_per_s(), 1)}" if training.images_per_s() else "")
+        )
     times = training.epoch_times()
     if times:
         lines.append("epoch times s: " + " ".join(f"{t:.2f}" for t in times))
@@ -35,6 +44,17 @@ def summary_lines(state: DashboardState) -> list[str]:
     if state.status is not None and state.status.level == "error":
         lines.append(f"error: {state.status.message}")
     return lines
+
+
+def _against_limit(state: DashboardState) -> str | None:
+    """Which ends first, the planned steps or the job's time limit (where both are known)."""
+    eta, elapsed, limit = state.training.eta_s(), state.elapsed_s(), state.job.time_limit_s
+    if eta is None or elapsed is None or not limit:
+        return None
+    left = limit - elapsed
+    if eta <= left:
+        return f"the planned steps end first ({span(left - eta)} before the limit)"
+    return f"the time limit ends first ({span(eta - left)} before the planned steps)"
 
 
 def job_figures(state: DashboardState) -> tuple[float | None, float | None]:

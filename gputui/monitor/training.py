@@ -3,7 +3,9 @@
 One rank speaks for the job (the lowest rank seen, or the unlabelled stream), so curves of several ranks
 are not interleaved. Points are kept against the step when the source gives one, else the epoch, and
 against time for the shared time axis. Epoch rows (epoch time, images/s) come from the project's one
-:class:`~gputui.logs.epochs.EpochTable`, so the TUI and ``gputui parse`` agree.
+:class:`~gputui.logs.epochs.EpochTable`, so the TUI and ``gputui parse`` agree; a run that counts steps
+and no epochs is summarised by :class:`~gputui.analysis.steps.StepTracker` (the model of ``gputui parse``
+and ``gputui report`` too): no epoch is shown for it, and its ETA is the steps'.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from gputui.analysis.steps import StepSummary, StepTracker
 from gputui.logs.epochs import EpochRow, EpochTable
 from gputui.monitor.series import Series
 from gputui.records import Record
@@ -44,6 +47,7 @@ class TrainingState:
     def __init__(self) -> None:
         self.metrics: dict[str, MetricSeries] = {}
         self.epochs = EpochTable(measure=True)
+        self.steps = StepTracker()
         self.rank: int | None = None  # the rank that speaks for the job (None: unlabelled)
         self.epochs_total: int | None = None
         self.epoch_base: int | None = None
@@ -84,6 +88,7 @@ class TrainingState:
     def add_metric(self, rec: Record) -> None:
         f = rec.fields
         self.epochs.add(rec)
+        self.steps.add(rec)
         total = f.get("epochs_total")
         if isinstance(total, int) and total > 0:
             self.epochs_total = total
@@ -154,13 +159,19 @@ class TrainingState:
         base = self.epoch_base if self.epoch_base is not None else 1
         return self.epoch_now - base + 1
 
+    def step_summary(self) -> StepSummary | None:
+        """The step view of a run that counts steps and no epochs (None for a run with epochs)."""
+        if self.epochs_total is not None:
+            return None
+        return self.steps.summary()
+
     def current_epoch(self) -> int | None:
         """The epoch in progress (1-based): one past the completed ones (or past the last one's printed
         number, when that is further: a log read from its tail), or the epoch the latest lines print
         (``Train Epoch: 7 [...]`` is in epoch 7 before any epoch of it has completed), whichever is
         further, capped at the planned total."""
-        if self.epoch_now is None and not self.metrics:
-            return None
+        if self.epoch_now is None and (not self.metrics or self.step_summary() is not None):
+            return None  # nothing yet, or a run without epochs
         rows = self.rows()
         current = len(rows) + 1
         if rows and isinstance(rows[-1].epoch, int):
@@ -184,7 +195,11 @@ class TrainingState:
 
     def eta_s(self) -> float | None:
         """Seconds to the last epoch: remaining epochs × mean epoch time (the first epoch left out when
-        there are others: it carries start-up and compilation)."""
+        there are others: it carries start-up and compilation); for a run without epochs, to the planned
+        steps (:class:`~gputui.analysis.steps.StepSummary`)."""
+        steps = self.step_summary()
+        if steps is not None:
+            return steps.eta_s
         times = self.epoch_times()
         done = self.epoch_display()
         if not times or self.epochs_total is None or done is None:

@@ -1,4 +1,5 @@
-"""The header line (job, state, time, GPUs, epoch, ETA) and the one-line alert banner, as text.
+"""The header line (job, state, time, GPUs, epoch or step, ETA and whether it ends before the job's time
+limit) and the one-line alert banner, as text.
 
 The job's title and name, states and the alerts' evidence (log lines) come from outside: shown through
 :func:`gputui.textsafe.printable`, so no escape sequence in them reaches the terminal.
@@ -10,6 +11,7 @@ import time
 
 from rich.text import Text
 
+from gputui.analysis.steps import progress_text
 from gputui.monitor.state import DashboardState
 from gputui.textsafe import printable
 from gputui.tui.format import duration
@@ -51,11 +53,16 @@ def header_text(state: DashboardState) -> Text:
     epoch, total = training.current_epoch(), training.epochs_total
     if epoch is not None:
         text.append(f"  epoch {epoch}" + (f"/{total}" if total else ""))
+    steps = training.step_summary()
+    if steps is not None:  # a run without epochs: its step counter
+        text.append(f"  {progress_text(steps)}")
     eta = training.eta_s()
     if eta is not None and job.state not in ("COMPLETED", "FAILED", "CANCELLED"):
         text.append(f"  ETA {duration(eta)}")
         if state.eta_beyond_limit():
             text.append(" > time limit ⚠", style="bold red")
+        elif steps is not None and job.time_limit_s and state.elapsed_s() is not None:
+            text.append(" < time limit", style="green")
     final = state.final_outcome()
     if final is not None and not job.running:
         text.append(f"  outcome {printable(final[0])}", style="bold")

@@ -1,4 +1,5 @@
-"""The training pane: the chosen metric as a chart, epoch-time bars, images/s, and epoch progress.
+"""The training pane: the chosen metric as a chart, epoch-time bars, images/s, and epoch progress (for a
+run that counts steps and no epochs: step progress, the loss and its trend, step time, throughput, MFU).
 
 The chart is a :class:`~gputui.tui.widgets.throttled_plot.ThrottledPlot` (redrawn only when its data
 changed, at most once a second), each series cut to its envelope at the plot's width (per stretch of x,
@@ -12,6 +13,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
+from gputui.analysis.steps import StepSummary, progress_text, trend_text
 from gputui.monitor.series import envelope
 from gputui.monitor.training import TrainingState
 from gputui.tui.format import SPARK, bar, duration, number
@@ -45,9 +47,44 @@ class MetricChart(ThrottledPlot):
         self.refresh()
 
 
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.1f} ms" if seconds < 1 else f"{seconds:.3g} s"
+
+
+def step_lines(steps: StepSummary, text: Text) -> None:
+    """A step run: steps done/planned with a bar and ETA, loss first → last and its trend, step time,
+    tokens/s or samples/s and MFU (the fields of :class:`~gputui.analysis.steps.StepSummary`)."""
+    text.append(progress_text(steps), style="bold")
+    if steps.planned:
+        text.append("  " + bar(100 * min(steps.done, steps.planned) / steps.planned, 12), style="magenta")
+    if steps.eta_s is not None:
+        text.append(f"  ETA {duration(steps.eta_s)}")
+    text.append("\n")
+    if steps.loss_first is not None and steps.loss_last is not None:
+        text.append(f"{steps.loss_name} {number(steps.loss_first)} → {number(steps.loss_last)}")
+        trend = trend_text(steps)
+        if trend:
+            style = {"falling": "green", "rising": "bold red"}.get(steps.trend or "", "")
+            text.append(f"  {trend}", style=style)
+        text.append("\n")
+    figures = []
+    if steps.step_time_recent_s is not None and steps.step_time_s is not None:
+        figures.append(f"step {_ms(steps.step_time_recent_s)} (mean {_ms(steps.step_time_s)})")
+    if steps.throughput is not None:
+        figures.append(f"{number(steps.throughput, 3)} {steps.throughput_unit}")
+    if steps.mfu_pct is not None:
+        figures.append(f"MFU {steps.mfu_pct:.1f} %")
+    if figures:
+        text.append("  ".join(figures) + "\n")
+
+
 def epoch_lines(training: TrainingState, width: int) -> Text:
-    """Epoch progress, epoch-time bars (newest right), images/s and the latest values."""
+    """Epoch progress, epoch-time bars (newest right), images/s and the latest values (a run without
+    epochs: :func:`step_lines` and the latest values other than the loss)."""
     text = Text(no_wrap=True, overflow="ellipsis")
+    steps = training.step_summary()
+    if steps is not None:
+        step_lines(steps, text)
     epoch, total = training.current_epoch(), training.epochs_total
     if epoch is not None:
         done = len(training.rows())
@@ -73,6 +110,8 @@ def epoch_lines(training: TrainingState, width: int) -> Text:
     if rate is not None:
         text.append(f"images/s {number(rate, 3)}  ")
     for name in ("loss", "accuracy", "val_loss", "val_accuracy"):
+        if steps is not None and name == steps.loss_name:
+            continue  # shown with its trend above
         series = training.metrics.get(name)
         if series is not None and series.last is not None:
             text.append(f"{name} {number(series.last)}  ")

@@ -1,0 +1,52 @@
+"""The planned number of steps of a step-based run, as the log states it (``docs/log-formats.md``).
+
+Step records without an epoch get ``steps_total``: the run's planned steps, from the line's own global
+counter (``step 12000/19073``, Megatron's ``iteration 300/ 500``, ``[Step 80/100]``), else from a setting
+the stream printed before (``max_steps: 19073``, ``--max_steps 19073``, ``"total_steps": 5000``,
+``num_training_steps=…``, Megatron's ``train_iters ....... 500``, HF's ``Total optimization steps =
+19,073``). The parser calls :func:`mark` on a frame's records and :func:`note_setting` on a frame that
+gave none (both only where the frame's text can hold one).
+"""
+
+from __future__ import annotations
+
+import re
+
+from gputui.logs.base import Context
+from gputui.logs.outcome_patterns import PLANNED_STEPS
+from gputui.records import Record
+
+KEY = "steps_planned"  # ctx.extra: the planned steps a setting stated
+SETTING = re.compile(
+    r"(?<![\w-])(?:-{0,2})(?:max_steps|max_iters|train_iters|total_steps|num_training_steps|"
+    r"Total optimization steps)[\"']?\s*(?:[:=]|\.{2,})?\s*(\d[\d,_]*)(?![\d.])",
+    re.IGNORECASE,
+)
+WORDS = ("steps", "iters", "STEPS", "ITERS")
+
+
+def note_setting(text: str, ctx: Context) -> None:
+    """Remember a planned-steps setting printed on this stream (``max_steps: 19073``)."""
+    m = SETTING.search(text)
+    if m is not None:
+        total = int(m.group(1).replace(",", "").replace("_", ""))
+        if total > 0:
+            ctx.extra[KEY] = total
+
+
+def mark(text: str, records: list[Record], ctx: Context) -> None:
+    """Give a frame's step records without an epoch the planned total (its counter's, else a setting's)."""
+    first = records[0].fields
+    step = first.get("step")
+    if step is None or first.get("epoch") is not None or "steps_total" in first:
+        return
+    total = ctx.extra.get(KEY)
+    if "/" in text:
+        m = PLANNED_STEPS.search(text)
+        if m is not None and int(m.group(1)) == step and int(m.group(2)) > 0:
+            total = int(m.group(2))
+    if total:
+        for record in records:
+            fields = record.fields
+            if record.kind == "metric" and fields.get("step") is not None and fields.get("epoch") is None:
+                fields["steps_total"] = total
