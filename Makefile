@@ -51,7 +51,7 @@ $(VENV)/.core: $(VENV)/.python pyproject.toml
 # The demo trains a real model: PyTorch's CPU wheel (pinned: see below), then the `demo` extra (NumPy).
 $(VENV)/.demo: $(VENV)/.core pyproject.toml
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e '.[nvidia,demo]'
+	$(BIN)/pip install -q -e '.[nvidia,demo,serve]'
 	touch $@
 
 # torch first and pinned: 2.13.0 is the local CPU wheel; any other spec pulls GBs of CUDA packages.

@@ -275,6 +275,30 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--ranks", type=int_in(1, 64), default=2, help="training processes, 1-64 (default 2)")
     demo.add_argument("--epochs", type=positive_int, default=4, help="epochs to train (default 4)")
 
+    serve = sub.add_parser(
+        "serve",
+        help="what gputui COMMAND shows, in a browser through an SSH tunnel, behind a token",
+        description="Serves the jobs screen (or attach JOBID, demo, replay FILE...) to a browser: each "
+        "viewer gets its own gputui process. Listens on 127.0.0.1 only unless --host says otherwise, "
+        "makes a random token per start and prints the address with it and the ssh -L line to run on "
+        "your laptop; every request without the token is refused. Ctrl-C ends the server and every "
+        "viewer's gputui (jobs keep running). Needs gputui[serve]; docs/serve.md.",
+    )
+    serve.add_argument("--port", type=int_in(0, 65535), default=8000, help="default 8000; 0: any free port")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    serve.add_argument(
+        "--max-viewers",
+        type=int_in(1, 64),
+        metavar="N",
+        help="browser viewers at once, each a gputui process (default 2; [serve] max_viewers)",
+    )
+    serve.add_argument(
+        "--token-file", metavar="F", help="also write the token to F (mode 0600) once listening, for scripts"
+    )
+    serve.add_argument(
+        "served", nargs=argparse.REMAINDER, metavar="COMMAND ...", help="attach JOBID, demo, replay FILE..."
+    )
+
     jobs = sub.add_parser("jobs", help="list my Slurm jobs")
     jobs.add_argument("--json", action="store_true")
     jobs.add_argument("--all", action="store_true", help="include jobs that ended in the last minutes")
@@ -340,6 +364,7 @@ _COMMANDS: dict[str, str] = {
     "report": "gputui.commands.report:main",
     "scale": "gputui.commands.scale:main",
     "export": "gputui.commands.export:main",
+    "serve": "gputui.commands.serve:main",
 }
 
 

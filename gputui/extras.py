@@ -16,6 +16,7 @@ EXTRA_MODULES: dict[str, tuple[str | tuple[str, ...], ...]] = {
     "torch": ("torch", "numpy"),
     "tf": ("tensorflow", "numpy"),
     "lightning": ("torch", "numpy", ("lightning", "pytorch_lightning")),
+    "serve": ("textual_serve", "aiohttp", "aiohttp_jinja2"),
 }
 
 

@@ -75,6 +75,7 @@ def test_help_parse_replay_and_report_work_without_extras(fresh: Path, tmp_path:
         (["train", "lightning"], "gputui[lightning]"),
         (["demo", "--headless"], "gputui[demo]"),
         (["probe", "--backend", "nvidia", "--count", "1"], "gputui[nvidia]"),
+        (["serve", "demo"], "gputui[serve]"),
     ],
 )
 def test_a_missing_extra_is_one_line_naming_it(

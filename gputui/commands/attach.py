@@ -18,6 +18,7 @@ from gputui.cli import CommandError
 from gputui.hangup import OrderlyStop, terminal_gone
 from gputui.recordio import RecordWriteError, RecordWriter
 from gputui.records import Record
+from gputui.serve.mode import has_screen
 from gputui.slurm.attach import Attacher, AttachError, AttachOptions
 from gputui.slurm.commands import SlurmError
 from gputui.slurm.jobid import JobIdError, validate_jobid
@@ -63,7 +64,7 @@ def attach_job(job_id: str, args: argparse.Namespace) -> int:
     except JobIdError as exc:
         raise CommandError(str(exc)) from None
     as_json, output = getattr(args, "json", False), getattr(args, "output", None)
-    if not (as_json or output or getattr(args, "text", False)) and sys.stdout.isatty() and sys.stdin.isatty():
+    if not (as_json or output or getattr(args, "text", False)) and has_screen():
         from gputui.commands.dashboard import open_dashboard
         from gputui.sources.attach import AttachSource
 

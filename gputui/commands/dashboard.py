@@ -16,6 +16,7 @@ from gputui.config import Config, load_config_or_defaults
 from gputui.hangup import STOP_WAIT_S, OrderlyStop, terminal_gone
 from gputui.monitor.state import DashboardState
 from gputui.monitor.summary import summary_lines
+from gputui.serve.mode import has_screen
 from gputui.sources.base import Feed, RecordSource
 
 
@@ -29,7 +30,7 @@ def settings(warn: bool = True) -> Config:
 
 def open_dashboard(source: RecordSource, *, duration: float | None = None) -> int:
     """Run the TUI on ``source`` until the user quits (or ``duration`` seconds)."""
-    if not sys.stdout.isatty() or not sys.stdin.isatty():
+    if not has_screen():
         raise CommandError("the dashboard needs a terminal (use --headless, --json or --text)")
     config, warning = load_config_or_defaults()
     from gputui.tui.app import GputuiApp

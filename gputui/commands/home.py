@@ -9,15 +9,15 @@ the terminal closed), the dashboards opened from it end their probe steps and lo
 from __future__ import annotations
 
 import argparse
-import sys
 from dataclasses import replace
 
 from gputui.cli import CommandError
 from gputui.config import load_config_or_defaults
+from gputui.serve.mode import has_screen
 
 
 def main(args: argparse.Namespace) -> int:
-    if not sys.stdout.isatty() or not sys.stdin.isatty():
+    if not has_screen():
         raise CommandError("the jobs screen needs a terminal (gputui jobs lists your jobs as text)")
     config, warning = load_config_or_defaults()
     if getattr(args, "refresh", None):

@@ -25,6 +25,7 @@ from textual.widgets import Footer, Input, Static
 from gputui.config import Config
 from gputui.home.poller import JobsSnapshot, SlurmPoller
 from gputui.home.rows import AttachedFigures, JobRow, build_rows, filter_rows, gpu_total
+from gputui.serve.mode import not_in_browser, served
 from gputui.slurm.commands import SlurmError, slurm_env
 from gputui.slurm.jobs import Job
 from gputui.textsafe import printable
@@ -377,6 +378,9 @@ class JobsScreen(Screen):
             self._script(job, edit=False)
 
     def action_edit_script(self) -> None:
+        if served():
+            self.say(not_in_browser("the editor (e)"), "warning")
+            return
         job = self._job()
         if job is not None:
             self._script(job, edit=True)
@@ -432,6 +436,9 @@ class JobsScreen(Screen):
         self.post_message(ActionDone(f"submitted job {job_id} ({final})"))
 
     def action_shell(self) -> None:
+        if served():
+            self.say(not_in_browser("a shell inside the job (o)"), "warning")
+            return
         job = self._job(running=True)
         if job is None:
             return
