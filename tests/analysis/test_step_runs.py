@@ -121,3 +121,18 @@ def test_step_time_from_a_clock_a_relaunch_and_the_lowest_rank() -> None:
     assert summary.eta_s == 200.0 and summary.loss_last == 5.0 and summary.trend == "flat"
     read = [metric("loss", 1.0, step=s, time=t0 + s, time_source="read") for s in range(1, 10)]
     assert StepTracker().add_all(read).summary().step_time_s is None  # read times are no clock
+
+
+def test_headless_summary_says_which_ends_first(tmp_path: Path) -> None:
+    """An attached job's time limit against the ETA (36m 50s to the planned steps)."""
+    from gputui.monitor.state import DashboardState, JobInfo
+    from gputui.monitor.summary import summary_lines
+
+    state = DashboardState(JobInfo("attach", "job 7", job_id="7", state="RUNNING"))
+    state.ingest(parse_bytes(step_logs.nanogpt(tmp_path / "nano.log").read_bytes(), thin=True))
+    state.clock = 1_800_000_000.0
+    state.job.started, state.job.time_limit_s = state.clock - 3600, 3600 + 1800
+    lines = summary_lines(state)
+    assert "  time limit: the time limit ends first (6m 50s before the planned steps)" in lines
+    state.job.time_limit_s = 3600 + 7200
+    assert "  time limit: the planned steps end first (1h 23m before the limit)" in summary_lines(state)

@@ -55,10 +55,10 @@ def step_lines(steps: StepSummary, text: Text) -> None:
     """A step run: steps done/planned with a bar and ETA, loss first → last and its trend, step time,
     tokens/s or samples/s and MFU (the fields of :class:`~gputui.analysis.steps.StepSummary`)."""
     text.append(progress_text(steps), style="bold")
-    if steps.planned:
-        text.append("  " + bar(100 * min(steps.done, steps.planned) / steps.planned, 12), style="magenta")
     if steps.eta_s is not None:
         text.append(f"  ETA {duration(steps.eta_s)}")
+    if steps.planned:
+        text.append("  " + bar(100 * min(steps.done, steps.planned) / steps.planned, 12), style="magenta")
     text.append("\n")
     if steps.loss_first is not None and steps.loss_last is not None:
         text.append(f"{steps.loss_name} {number(steps.loss_first)} → {number(steps.loss_last)}")
@@ -69,9 +69,11 @@ def step_lines(steps: StepSummary, text: Text) -> None:
         text.append("\n")
     figures = []
     if steps.step_time_recent_s is not None and steps.step_time_s is not None:
-        figures.append(f"step {_ms(steps.step_time_recent_s)} (mean {_ms(steps.step_time_s)})")
+        recent, mean = _ms(steps.step_time_recent_s), _ms(steps.step_time_s)
+        figures.append(f"{recent}/step" + (f" (mean {mean})" if mean != recent else ""))
     if steps.throughput is not None:
-        figures.append(f"{number(steps.throughput, 3)} {steps.throughput_unit}")
+        unit = "tok/s" if steps.throughput_unit == "tokens/s" else steps.throughput_unit
+        figures.append(f"{number(steps.throughput, 3)} {unit}")
     if steps.mfu_pct is not None:
         figures.append(f"MFU {steps.mfu_pct:.1f} %")
     if figures:
