@@ -14,6 +14,9 @@ import contextlib
 import io
 import json
 import math
+import os
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +24,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_e2e_dashboard import Terminal, header, shell
+from test_e2e_tmux import GPUTUI
 
 from gputui import records
 from gputui.argtypes import SAMPLE_INTERVAL_S, SLURM_REFRESH_S, Range
@@ -330,3 +335,45 @@ def test_range_parse_messages_are_one_line() -> None:
         argparse.ArgumentTypeError, match=r"^'nan' must be a finite number from 0.5 to 3600 s$"
     ):
         SLURM_REFRESH_S.parse("nan")
+
+
+# --------------------------------------------------------------------------- the app with a bad setting
+
+
+@pytest.mark.slurm
+@pytest.mark.skipif(shutil.which("tmux") is None and os.environ.get("CI") != "true", reason="no tmux")
+@pytest.mark.parametrize(
+    "setting",
+    ["[jobs]\nrefresh_s = 1e-9\n", "[dashboard]\nrefresh_s = nan\n", "[jobs]\nended_hours = inf\n"],
+    ids=["jobs-1e-9", "dashboard-nan", "ended-inf"],
+)
+def test_the_jobs_screen_with_a_bad_setting_shows_it_and_quits_on_q(
+    slurm_cluster, tmp_path: Path, setting: str
+) -> None:
+    """A refresh of 1e-9 gave a blank screen at 90 % CPU that ignored q: now the file is not used (the
+    defaults, squeue every 5 s, and the one-line reason on screen, as for a broken file) and q quits."""
+    config = tmp_path / "config.toml"
+    config.write_text(setting, encoding="utf-8")
+    env = {
+        "SLURM_CONF": slurm_cluster.env["SLURM_CONF"],
+        "GPUTUI_STATE_DIR": str(tmp_path / "state"),
+        "GPUTUI_CONFIG": str(config),
+    }
+    term = Terminal(f"gputui-limits-{os.getpid()}-{tmp_path.name}")
+    try:
+        term.start(
+            shell(f"unset GPUTUI_CLUSTER GPUTUI_REFRESH; {GPUTUI} --backend sim"), env=env, cwd=tmp_path
+        )
+        said = setting.splitlines()[0].strip("[]") + "." + setting.splitlines()[1].split()[0] + " must be"
+        term.wait(
+            lambda s: said in re.sub(r"[▌│\s]+", " ", s),  # the toast, its lines wrapped
+            60,
+            f"the reason the settings file is not used ({said} ...)",
+        )
+        term.wait(
+            lambda s: re.search(r"my jobs: .* every 5 s", header(s)), 60, "squeue every 5 s (the default)"
+        )
+        term.keys("q")
+        assert "EXIT=0" in term.wait_exit(20)
+    finally:
+        term.kill()
