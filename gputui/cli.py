@@ -25,6 +25,8 @@ from gputui.argtypes import (
 from gputui.cli_help import DESCRIPTION, EPILOG
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
+#: Commands that read training logs: the taught formats (--pattern, [[patterns]]) apply to them.
+TEACHING_COMMANDS = frozenset({"parse", "replay", "report", "export", "attach", "run", "tui", "headless"})
 
 
 class CommandError(Exception):
@@ -157,6 +159,40 @@ def _add_report_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _pattern(text: str) -> object:
+    """``--pattern TEXT``: a taught log format, compiled (a bad one is a usage error naming it)."""
+    from gputui.logs.taught import compile_pattern
+
+    try:
+        return compile_pattern(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
+
+
+def _add_pattern_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--pattern",
+        dest="patterns",
+        action="append",
+        type=_pattern,
+        metavar="TEXT",
+        help="teach a log format: the line's text with {name} for its numbers, e.g. "
+        "'iter {step}: loss {loss}, time {step_time_ms}ms' ({step}/{epoch} place the values; repeatable; "
+        "kept per folder in the settings' [[patterns]])",
+    )
+
+
+def _teach(args: argparse.Namespace) -> None:
+    """The taught log formats in effect: ``--pattern``, then the settings file's ``[[patterns]]``."""
+    from gputui.config import load_config_or_defaults
+    from gputui.logs.taught import use
+
+    config, problem = load_config_or_defaults()
+    if problem and args.command in ("parse", "report", "export"):  # the dashboard says it itself
+        print(f"gputui: warning: {problem}", file=sys.stderr)
+    use(getattr(args, "patterns", None) or (), config.patterns, config.cluster)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The whole command-line grammar (cheap: no command module is imported)."""
     parser = argparse.ArgumentParser(
@@ -234,11 +270,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     replay.add_argument("files", nargs="+", metavar="FILE", help="a file, or a run directory")
     replay.add_argument("--headless", action="store_true", help="no screen: print what the files hold")
+    _add_pattern_option(replay)
     report = sub.add_parser(
         "report", help="a run's GPUs (util, idle, memory, energy), epoch times, throughput, final metrics"
     )
     report.add_argument("runs", nargs="+", metavar="RUN", help="record file, training log, or job id")
     _add_report_options(report)
+    _add_pattern_option(report)
     scale = sub.add_parser(
         "scale",
         help="speedup and parallel efficiency across runs at several GPU counts",
@@ -339,6 +377,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="global batch of one printed step (all ranks), for images/s where the log counts steps only",
     )
+    _add_pattern_option(parse)
+    parse.add_argument(
+        "--unread",
+        action="store_true",
+        help="list the lines that look like metrics but were not read: each shape, its count, an example",
+    )
     check = sub.add_parser("check", help="validate record files and count what a reader would skip")
     check.add_argument("files", nargs="+", metavar="FILE")
     train = sub.add_parser("train", help="run a reference trainer: gputui train torch|tf|lightning --help")
@@ -394,6 +438,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command and args.log:
         parser.error("--log is the headless mode and takes no command")
     handler = _resolve(command)
+    if command in TEACHING_COMMANDS:
+        _teach(args)
     from gputui.output import STDOUT, WriteFailed, silence_stdout, stdout_guarded
 
     try:

@@ -30,6 +30,10 @@ same ranges. Example::
     account = "project_465000000"
     time = "01:00:00"
     setup = ["module load LUMI", "source ~/venvs/torch/bin/activate"]
+
+    [[patterns]]               # a log format taught (docs/log-formats.md, Teaching a format)
+    pattern = "iter {step}: loss {loss}, time {step_time_ms}ms"
+    where = "~/projects/gpt"   # optional: only logs under this folder; cluster = "lumi": only there
 """
 
 from __future__ import annotations
@@ -91,11 +95,21 @@ class ClusterPreset:
 
 
 @dataclass(frozen=True)
+class PatternSetting:
+    """A taught log format (``[[patterns]]``): for logs under the folder ``where``, on ``cluster``."""
+
+    pattern: str
+    where: str | None = None
+    cluster: str | None = None
+
+
+@dataclass(frozen=True)
 class Config:
     alerts: AlertThresholds = field(default_factory=AlertThresholds)
     dashboard: DashboardSettings = field(default_factory=DashboardSettings)
     jobs: JobsSettings = field(default_factory=JobsSettings)
     clusters: dict[str, ClusterPreset] = field(default_factory=dict)
+    patterns: tuple[PatternSetting, ...] = ()  # [[patterns]]: log formats taught
     cluster: str | None = None  # preset chosen by --cluster / GPUTUI_CLUSTER (else Slurm's ClusterName)
     path: str | None = None  # the file it came from, if any
 
@@ -104,7 +118,7 @@ class Config:
         return self.clusters.get(self.cluster or cluster_name) or ClusterPreset()
 
 
-SECTIONS = ("alerts", "dashboard", "jobs", "clusters")
+SECTIONS = ("alerts", "dashboard", "jobs", "clusters", "patterns")
 
 
 def config_path(env: dict[str, str] | None = None) -> Path:
@@ -214,6 +228,72 @@ def _presets(raw: Any, where: _Where) -> dict[str, ClusterPreset]:
     return out
 
 
+def _pattern_error(where: _Where, index: int, key: str | None, message: str) -> ConfigError:
+    """``FILE:LINE: patterns[N].KEY ...``: the line of the N-th ``[[patterns]]`` table (or its key)."""
+    seen, number = 0, None
+    for at, raw in enumerate(where.lines, 1):
+        line = raw.strip()
+        if re.fullmatch(r"\[\[\s*patterns\s*\]\]\s*(#.*)?", line):
+            seen += 1
+            number = at if seen == index else number
+        elif number is not None and seen == index and key and re.match(rf"{key}\s*=", line):
+            number = at
+            break
+        elif line.startswith("[") and seen == index:
+            break
+    message = "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
+    return ConfigError(f"{where.path}:{number}: {message}" if number else f"{where.path}: {message}")
+
+
+def _patterns(raw: Any, where: _Where) -> tuple[PatternSetting, ...]:
+    """``[[patterns]]`` tables: ``pattern`` (compiled now: a bad one is a one-line error), ``where``,
+    ``cluster``."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise where.error('patterns must be [[patterns]] tables with pattern = "..."', "patterns")
+    from gputui.logs.taught import compile_pattern
+
+    out = []
+    for index, table in enumerate(raw, 1):
+        name = f"patterns[{index}]"
+        if not isinstance(table, dict):
+            raise _pattern_error(where, index, None, f'{name} must be a table with pattern = "..."')
+        unknown = sorted(set(table) - {"pattern", "where", "cluster"})
+        if unknown:
+            raise _pattern_error(
+                where,
+                index,
+                unknown[0],
+                f"unknown setting {name}.{unknown[0]} (known: cluster, pattern, where)",
+            )
+        text = table.get("pattern")
+        if not isinstance(text, str):
+            raise _pattern_error(
+                where, index, None, f'{name} needs pattern = "..." (text with {{name}} places)'
+            )
+        try:
+            compile_pattern(text)
+        except ValueError as exc:
+            raise _pattern_error(where, index, "pattern", f"{name}.pattern {_shown(text)}: {exc}") from None
+        folder, cluster = table.get("where"), table.get("cluster")
+        if folder is not None and (not isinstance(folder, str) or not folder.strip() or "\n" in folder):
+            raise _pattern_error(
+                where, index, "where", f"{name}.where must be a folder, not {_shown(folder)}"
+            )
+        if cluster is not None and (
+            not isinstance(cluster, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", cluster)
+        ):
+            raise _pattern_error(
+                where,
+                index,
+                "cluster",
+                f'{name}.cluster must be a word such as "lumi", not {_shown(cluster)}',
+            )
+        out.append(PatternSetting(text, folder, cluster))
+    return tuple(out)
+
+
 def load_config(env: dict[str, str] | None = None) -> Config:
     """The settings in effect (defaults where the file is silent), environment variables applied."""
     env = dict(os.environ) if env is None else env
@@ -239,6 +319,7 @@ def load_config(env: dict[str, str] | None = None) -> Config:
         dashboard=_section(DashboardSettings, data.get("dashboard"), "dashboard", where),
         jobs=_section(JobsSettings, data.get("jobs"), "jobs", where),
         clusters=_presets(data.get("clusters"), where),
+        patterns=_patterns(data.get("patterns"), where),
         path=str(path),
     )
     return apply_environment(config, env)

@@ -23,11 +23,13 @@ from collections.abc import Iterator
 from typing import IO
 
 from gputui.analysis.steps import StepSummary, StepTracker, step_rows
+from gputui.commands.unread import listing, note
 from gputui.logs.epochs import EpochRow, EpochTable
 from gputui.logs.lightning_csv import CsvMetricsParser
 from gputui.logs.metric_files import metric_file_kind, metric_file_parser, metric_paths
 from gputui.logs.parser import FAMILIES, LogParser
 from gputui.logs.tensorboard import EventFileParser
+from gputui.logs.unread import Unread
 from gputui.recordio import encode_record, read_records
 from gputui.records import Record
 from gputui.textsafe import printable
@@ -78,8 +80,15 @@ class Progress:
 
 
 def _records(
-    path: str, fmt: str, stream: IO[bytes], *, thin: bool = False, progress: Progress | None = None
+    path: str,
+    fmt: str,
+    stream: IO[bytes],
+    *,
+    thin: bool = False,
+    progress: Progress | None = None,
+    unread: list[tuple[str, Unread]] | None = None,
 ) -> Iterator[Record]:
+    """The records of one file; ``unread`` gets a text log's lines not read (:mod:`gputui.logs.unread`)."""
     head = stream.read(4096)
     kind = _kind(path, fmt, head)
     if kind == "jsonl":
@@ -88,7 +97,7 @@ def _records(
         return
     parser: CsvMetricsParser | EventFileParser | LogParser | None = metric_file_parser(path, kind)
     if parser is None:
-        parser = LogParser(fmt)
+        parser = LogParser(fmt, path=path)
         parser.thin = thin
     chunk, done = head, 0
     while chunk:
@@ -98,6 +107,8 @@ def _records(
             progress.update(done)
         chunk = stream.read(READ_SIZE)
     yield from parser.finish()
+    if unread is not None and isinstance(parser, LogParser):
+        unread.append((path, parser.unread))
 
 
 def _number(value: float | None) -> str:
@@ -178,15 +189,18 @@ def run(
     as_json: bool = False,
     out: IO[str] | None = None,
     batch_size: int | None = None,
+    unread: bool = False,
 ) -> int:
-    """Print each file's table (or records); ``batch_size``: samples per printed step, for images/s."""
+    """Print each file's table (or records); ``batch_size``: samples per printed step, for images/s.
+    ``unread``: list the lines that look like metrics but were not read, instead of the tables."""
     out = out or sys.stdout
     status = 0
+    missed: list[tuple[str, Unread]] = []  # each text log's unread lines, said at the end
     for path in metric_paths(files):  # a run directory or store: its runs' metric files
         try:
             with open(path, "rb") as stream:
-                if as_json:
-                    for record in _records(path, fmt, stream):
+                if as_json and not unread:
+                    for record in _records(path, fmt, stream, unread=missed):
                         out.write(encode_record(record).decode("utf-8", "replace"))
                     continue
                 table = EpochTable(batch_size=batch_size)
@@ -195,7 +209,12 @@ def run(
                 count, last = 0, None
                 progress = Progress(path, os.fstat(stream.fileno()).st_size)
                 try:
-                    for record in _records(path, fmt, stream, thin=True, progress=progress):
+                    records = _records(path, fmt, stream, thin=True, progress=progress, unread=missed)
+                    if unread:
+                        for _ in records:
+                            pass
+                        continue
+                    for record in records:
                         table.add(record)
                         tracker.add(record)
                         if record.kind == "metric":
@@ -213,6 +232,14 @@ def run(
         except ValueError as exc:
             print(f"gputui: error: {path}: {exc}", file=sys.stderr)
             status = 1
+    if unread:
+        for path, lines in missed:
+            listing(path, lines, out)
+    else:
+        for path, lines in missed:
+            said = note(path, lines)
+            if said:
+                print(said, file=sys.stderr if as_json else out)
     return status
 
 
@@ -222,4 +249,5 @@ def main(args: argparse.Namespace) -> int:
         getattr(args, "format", "auto") or "auto",
         bool(getattr(args, "json", False)),
         batch_size=getattr(args, "batch_size", None),
+        unread=bool(getattr(args, "unread", False)),
     )

@@ -83,7 +83,7 @@ def preview_records(
     path: str | os.PathLike[str], size: int, *, formats: str = "auto", job: str | None = None
 ) -> list[Record]:
     """Records of the log's tail, read by a parser that starts there (no outcome: the file goes on)."""
-    parser = LogParser(formats, job=job)
+    parser = LogParser(formats, job=job, path=os.fspath(path))
     parser.thin = True
     records = parser.feed(read_tail(path, size))
     records += parser.finish(outcome=False)

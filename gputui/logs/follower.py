@@ -192,7 +192,7 @@ class LogFollower:
     ) -> None:
         self.file = FileFollower(path, from_end=from_end, max_bytes=max_bytes)
         self.formats, self.job = formats, job
-        self.parser = LogParser(formats, job=job)
+        self.parser = LogParser(formats, job=job, path=self.file.path)
         # "truncated"/"rotated"/"created": the text starts again; "deleted": a notice, the text goes on
         self.on_reset = on_reset
         self.on_data = on_data  # the raw bytes as read (the dashboard's log pane shows them)
@@ -221,7 +221,7 @@ class LogFollower:
                             path=self.file.path,
                         )
                     )
-                self.parser = LogParser(self.formats, job=self.job)
+                self.parser = LogParser(self.formats, job=self.job, path=self.file.path)
                 self._text_from, self._catching_up = 0, False
                 if self.on_reset is not None:
                     self.on_reset(change.reset)

@@ -29,6 +29,7 @@ from gputui.logs import (
     mmengine,
     planned,
     pytorch,
+    taught,
     timm,
     tqdm,
     ultralytics,
@@ -38,6 +39,7 @@ from gputui.logs.normalize import DEFAULT_MAX_FRAME, Frame
 from gputui.logs.outcome import RECENT_FRAMES, OutcomeTracker
 from gputui.logs.outcome import gate as outcome_gate
 from gputui.logs.thinning import ThinningNormalizer
+from gputui.logs.unread import Unread
 from gputui.recordio import STDOUT_PREFIX
 from gputui.records import Record
 
@@ -136,7 +138,9 @@ class LogParser:
         *,
         job: str | None = None,
         max_frame: int = DEFAULT_MAX_FRAME,
+        path: str | None = None,
     ) -> None:
+        """``path``: the log's file, for the taught patterns of its folder (:mod:`gputui.logs.taught`)."""
         names = [formats] if isinstance(formats, str) else list(formats)
         if "auto" in names:
             self.parsers = AUTO
@@ -149,6 +153,10 @@ class LogParser:
         self.normalizer = ThinningNormalizer(max_frame, gate=outcome_gate)
         self.outcome = OutcomeTracker()
         self._route = route_auto if self.parsers == AUTO else self._route_each
+        teacher = taught.TEACHING.parser_for(path)  # the user's patterns, tried first
+        if teacher is not None:
+            self._route = teacher.first(self._route)
+        self.unread = Unread()  # metric-looking lines that gave no record
         self.contexts: dict[int | None, Context] = {}
         self._shapes: dict[bytes, object] = {}  # line shape → how it is read: one cache for all ranks
         self.frames = 0
@@ -223,6 +231,7 @@ class LogParser:
         ctx: Context | None = None
         last_line, last_text, count = -1, "", 0
         inert = self._inert if self.normalizer.thin else None
+        unread = self.unread
         shapes = self.normalizer.shapes if inert is not None else None
         if shapes is None or len(shapes) != len(frames):  # frames not from a thinned block
             inert = None
@@ -267,6 +276,10 @@ class LogParser:
                 tracker.unfinished_progress = n < total
             elif records:
                 tracker.unfinished_progress = False
+            if not records:
+                unread.see(text, shapes[index] if inert is not None else None)  # type: ignore[index]
+            elif inert is not None:
+                unread.read(shapes[index])  # type: ignore[index]
             if records:
                 if self.job is not None:
                     for record in records:
@@ -302,6 +315,8 @@ class LogParser:
                         ctx.epoch = None  # training ended: later prose belongs to no epoch
             last_line, last_text = line, text
         self.frames += count
+        if inert is not None:
+            unread.block(shapes, self.normalizer.every)  # type: ignore[arg-type]
         self._recent.extend(frames[-RECENT_FRAMES:] if recent is None else recent)  # where decide() looks
         if last_line >= 0:
             self._last_frame = (last_line, last_text)
