@@ -202,3 +202,21 @@ def test_the_shapes_tracked_are_bounded() -> None:
         for step in range(3):
             unread.see(f"{'x' * shape}a {step} b {step / 10 + 0.01:.2f}")
     assert len(unread.shapes) == MAX_TRACKED and unread.untracked == 50 * 3
+
+
+def test_a_taught_pattern_is_appended_to_the_settings_and_the_rest_of_the_file_kept(
+    tmp_path: Path, settings: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from gputui.config import ConfigError, append_pattern, load_config
+
+    kept = "# my settings\n[alerts]\nidle_util_pct = 7  # low\n"
+    settings.write_text(kept)
+    assert append_pattern(PATTERN, str(tmp_path)) == settings
+    text = settings.read_text()
+    assert text.startswith(kept) and load_config().alerts.idle_util_pct == 7
+    (stored,) = load_config().patterns
+    assert (stored.pattern, stored.where) == (PATTERN, str(tmp_path))
+    _assert_every_value(_json_records(capsys, str(write_log(tmp_path / "train.log"))))
+    with pytest.raises(ConfigError, match="unbalanced"):
+        append_pattern("[{step}] => {loss", None)
+    assert settings.read_text() == text
