@@ -86,6 +86,11 @@ class JobsSettings:
 
 
 @dataclass(frozen=True)
+class ServeSettings:
+    max_viewers: float = _setting(2.0, Range(1.0, 64.0, "viewers"))  # gputui serve: each a gputui process
+
+
+@dataclass(frozen=True)
 class ClusterPreset:
     """Launch-form defaults for one cluster."""
 
@@ -109,6 +114,7 @@ class Config:
     alerts: AlertThresholds = field(default_factory=AlertThresholds)
     dashboard: DashboardSettings = field(default_factory=DashboardSettings)
     jobs: JobsSettings = field(default_factory=JobsSettings)
+    serve: ServeSettings = field(default_factory=ServeSettings)
     clusters: dict[str, ClusterPreset] = field(default_factory=dict)
     patterns: tuple[PatternSetting, ...] = ()  # [[patterns]]: log formats taught
     cluster: str | None = None  # preset chosen by --cluster / GPUTUI_CLUSTER (else Slurm's ClusterName)
@@ -119,7 +125,7 @@ class Config:
         return self.clusters.get(self.cluster or cluster_name) or ClusterPreset()
 
 
-SECTIONS = ("alerts", "dashboard", "jobs", "clusters", "patterns")
+SECTIONS = ("alerts", "dashboard", "jobs", "serve", "clusters", "patterns")
 
 
 def config_path(env: dict[str, str] | None = None) -> Path:
@@ -362,6 +368,7 @@ def load_config(env: dict[str, str] | None = None) -> Config:
         alerts=_section(AlertThresholds, data.get("alerts"), "alerts", where),
         dashboard=_section(DashboardSettings, data.get("dashboard"), "dashboard", where),
         jobs=_section(JobsSettings, data.get("jobs"), "jobs", where),
+        serve=_section(ServeSettings, data.get("serve"), "serve", where),
         clusters=_presets(data.get("clusters"), where),
         patterns=_patterns(data.get("patterns"), where),
         path=str(path),

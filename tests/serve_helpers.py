@@ -49,7 +49,7 @@ class Served:
         self.token_file.unlink(missing_ok=True)
         argv = [*GPUTUI, "serve", "--port", "0", "--token-file", str(self.token_file), *options, *words]
         env = {k: v for k, v in os.environ.items() if not k.startswith("GPUTUI_")}
-        env["GPUTUI_CONFIG"] = str(cwd / "no-settings.toml")
+        env["GPUTUI_CONFIG"] = str(cwd / "settings.toml")  # none unless a test writes one
         self.proc = subprocess.Popen(
             argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
         )

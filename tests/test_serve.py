@@ -334,3 +334,19 @@ def test_another_host_than_localhost_warns(tmp_path: Path) -> None:
         assert any(f"http://localhost:{local.port}/?token={local.token}" in line for line in local.lines)
     finally:
         local.close()
+
+
+async def test_the_settings_cap_applies_and_the_flag_wins(tmp_path: Path) -> None:
+    write_recording(tmp_path / "run.jsonl")
+    (tmp_path / "settings.toml").write_text("[serve]\nmax_viewers = 1\n")
+    served = Served(tmp_path, "replay", "run.jsonl")
+    try:
+        assert "for at most 1 viewers" in served.lines[0]
+        async with Viewer(served) as one:
+            await one.read_until("servednode")
+            assert await upgrade_status(served, cookies={served.cookie: served.token}) == 503
+    finally:
+        served.close()
+    flagged = Served(tmp_path, "replay", "run.jsonl", options=("--max-viewers", "3"))
+    flagged.close()
+    assert "for at most 3 viewers" in flagged.lines[0]

@@ -112,11 +112,15 @@ def test_same_key_in_two_sections_names_the_right_line(tmp_path) -> None:
         ("[jobs]\nsqueue_json = 'yes'\n", 2, "jobs.squeue_json must be true or false, not 'yes'"),
         ("[jobs]\n\nrefresh_s = true\n", 3, "jobs.refresh_s must be a number from 0.5 to 3600 s, not True"),
         ("[jobs]\nended_hours = -1\n", 2, "jobs.ended_hours must be from 0 to 720 hours, not -1"),
-        ("x = 1\n[jobs]\n", 1, "unknown section [x] (known: alerts, dashboard, jobs, clusters)"),
+        (
+            "x = 1\n[jobs]\n",
+            1,
+            "unknown section [x] (known: alerts, dashboard, jobs, serve, clusters, patterns)",
+        ),
         (
             "# c\n[job]\nrefresh_s = 1\n",
             2,
-            "unknown section [job] (known: alerts, dashboard, jobs, clusters)",
+            "unknown section [job] (known: alerts, dashboard, jobs, serve, clusters, patterns)",
         ),
         ("jobs = 3\n", 1, "[jobs] must be a table"),
         ("[clusters]\nlumi = 3\n", 2, "clusters.lumi must be a table [clusters.lumi]"),
