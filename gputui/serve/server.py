@@ -87,21 +87,24 @@ class ViewerApp(AppService):
             with contextlib.suppress(ProcessLookupError):
                 self._process.send_signal(signum)
 
-    async def end(self, first: int | None = None, wait_s: float = QUIT_WAIT_S) -> None:
-        """End the app: the quit message (a viewer left) or signal ``first``; SIGTERM if it is still there
-        after ``wait_s`` (the quit message was not read); SIGKILL of its session after :data:`END_WAIT_S`."""
+    async def end(self, first: int | None = None) -> None:
+        """End the app. A viewer who left: the quit message, SIGTERM if it is still there after
+        :data:`QUIT_WAIT_S`. The server stopping: signal ``first`` (SIGTERM). Then SIGKILL of its session
+        if it is still there after :data:`END_WAIT_S` more."""
         process = self._process
         if process is None:
             return
+        steps: list[tuple[int, float]] = [(signal.SIGKILL, END_WAIT_S)]
         if process.returncode is not None:
-            pass  # it quit by itself (q in the browser)
+            steps = []  # it quit by itself (q in the browser)
         elif first is None:
             await self.send_meta({"type": "quit"})
+            steps.insert(0, (signal.SIGTERM, QUIT_WAIT_S))
         else:
             self.signal(first)
-        for signum, wait in ((signal.SIGTERM, wait_s), (signal.SIGKILL, END_WAIT_S)):
+        for signum, wait_s in steps:
             try:
-                await asyncio.wait_for(asyncio.shield(process.wait()), wait)
+                await asyncio.wait_for(asyncio.shield(process.wait()), wait_s)
                 break
             except TimeoutError:
                 if signum == signal.SIGKILL:
@@ -211,7 +214,7 @@ class GputuiServer(Server):
         what is left after :data:`END_WAIT_S`; then their websockets close."""
         self.closing = True
         viewers = list(self.viewers.items())
-        await asyncio.gather(*(viewer.end(signal.SIGTERM, END_WAIT_S) for viewer, _ in viewers))
+        await asyncio.gather(*(viewer.end(signal.SIGTERM) for viewer, _ in viewers))
         await asyncio.gather(*(websocket.close() for _, websocket in viewers))
 
     async def run(self, sock: socket.socket, ready: Callable[[], None]) -> None:
