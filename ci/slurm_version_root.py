@@ -193,6 +193,7 @@ def slurm_conf(v: Version, p: Paths, accounting: bool) -> str:
             "AccountingStorageHost=localhost",
             f"AccountingStoragePort={v.dbd_port}",
             f"AccountingStoragePass={p.munge_socket}",  # else slurmctld asks the default munge socket
+            "AccountingStorageTRES=gres/gpu",  # GPUs in sacct's AllocTRES (GPU-hours)
             "JobAcctGatherType=jobacct_gather/linux",
             "JobAcctGatherFrequency=5",
         ]

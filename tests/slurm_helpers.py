@@ -1,4 +1,4 @@
-"""Helpers for tests that use the local Slurm test cluster started by ``ci/slurm-cluster``.
+"""Helpers for tests on the local Slurm test cluster (``ci/slurm-cluster``, ``ci/slurm-version-cluster``).
 
 Everything polls with a deadline (never sleep-and-hope) and runs commands as argv lists.
 """
@@ -14,7 +14,10 @@ from pathlib import Path
 from typing import TypeVar
 
 REPO = Path(__file__).resolve().parent.parent
-CLUSTER_SCRIPT = REPO / "ci" / "slurm-cluster"
+CLUSTER_SCRIPT = REPO / "ci" / "slurm-cluster"  # the host's Slurm 22.05
+VERSION_CLUSTER_SCRIPT = (
+    REPO / "ci" / "slurm_version_cluster.py"
+)  # 24.11 and 26.05 (ci/slurm-version-cluster)
 
 T = TypeVar("T")
 _script_counter = itertools.count(1)

@@ -1,4 +1,4 @@
-"""gputui.slurm against the real local Slurm 22.05 cluster (``ci/slurm-cluster``): submit, list, detail,
+"""gputui.slurm against the real local Slurm cluster (any version of the tests): submit, list, detail,
 attach (records from both nodes within a deadline), node loss, pending and finished jobs, arrays, cancel and
 signals, injection attempts, and the three launch patterns with a real 2-node PyTorch DDP job (gloo, CPU).
 
@@ -67,27 +67,29 @@ def running_job(env, slurm_cluster, tmp_path_factory):
     scancel(job, env)
 
 
-def test_submit_list_detail(running_job, env) -> None:
+def test_submit_list_detail(running_job, env, slurm_cluster) -> None:
     job, script, cwd = running_job
+    node1, node2 = slurm_cluster.nodes[:2]
     assert script.name == f"ticker-{job}.sh" and script.parent == Path(env["GPUTUI_STATE_DIR"]) / "scripts"
     assert script.read_text().startswith("#!/bin/bash")
     listed = {j.job_id: j for j in list_jobs(env=env)}
-    assert job in listed and listed[job].nodes == ["node1", "node2"] and listed[job].name == "ticker"
+    assert job in listed and listed[job].nodes == [node1, node2] and listed[job].name == "ticker"
     assert listed[job].stdout == str(cwd / f"slurm-{job}.out")
     detail = job_detail(job, env=env)
     assert detail.state == "RUNNING" and detail.num_nodes == 2 and detail.user
-    assert set(detail.gpus) == {"node1", "node2"} and all(len(v) == 2 for v in detail.gpus.values())
+    assert set(detail.gpus) == {node1, node2} and all(len(v) == 2 for v in detail.gpus.values())
     assert detail.stdout == str(cwd / f"slurm-{job}.out") and detail.work_dir == str(cwd)
     out = gputui(["jobs", "--json"], env, cwd)
     assert out.returncode == 0 and job in {j["job_id"] for j in json.loads(out.stdout)}
 
 
-def test_attach_receives_both_nodes_and_detaches_leaving_the_job(running_job, env) -> None:
+def test_attach_receives_both_nodes_and_detaches_leaving_the_job(running_job, env, slurm_cluster) -> None:
     job, _, _ = running_job
+    both = set(slurm_cluster.nodes[:2])
     started = time.monotonic()
     col = Collector(job, env)
     try:
-        wait_for(lambda: col.gpu_hosts() >= {"node1", "node2"}, 15, what="gpu records from both nodes")
+        wait_for(lambda: col.gpu_hosts() >= both, 15, what="gpu records from both nodes")
     except TimeoutError:
         raise AssertionError(f"{col.result!r} {col.snapshot()[:5]}") from None
     first_all = time.monotonic() - started
@@ -103,12 +105,13 @@ def test_attach_receives_both_nodes_and_detaches_leaving_the_job(running_job, en
     wait_for(lambda: probe_steps[0] not in step_ids(job, env), 15, what="the probe step to end")
     assert job_detail(job, env=env).state == "RUNNING"  # stopping ended only the probe step
     started_events = col.events("probe_started")
-    assert {e["host"] for e in started_events} == {"node1", "node2"}, col.attacher.bad_lines
+    assert {e["host"] for e in started_events} == both, col.attacher.bad_lines
     assert not col.events("warning")  # same version on both sides
 
 
-def test_node_loss_other_node_keeps_streaming(running_job, env) -> None:
+def test_node_loss_other_node_keeps_streaming(running_job, env, slurm_cluster) -> None:
     job, _, _ = running_job
+    node1, node2 = slurm_cluster.nodes[:2]
     col = Collector(job, env)
     try:
         started = wait_for(
@@ -119,17 +122,17 @@ def test_node_loss_other_node_keeps_streaming(running_job, env) -> None:
             ),
             15,
         )
-        os.kill(started["node2"]["pid"], signal.SIGKILL)  # one node's probe task dies
+        os.kill(started[node2]["pid"], signal.SIGKILL)  # one node's probe task dies
         lost = wait_for(lambda: col.events("node_lost"), 15, what="node_lost")
-        assert lost[0]["host"] == "node2" and len(lost) == 1
+        assert lost[0]["host"] == node2 and len(lost) == 1
         after = lost[0].time
-        wait_for(lambda: "node1" in col.gpu_hosts(since=after + 0.6), 10, what="node1 still streaming")
-        assert "node2" not in col.gpu_hosts(since=after + 0.6)
+        wait_for(lambda: node1 in col.gpu_hosts(since=after + 0.6), 10, what=f"{node1} still streaming")
+        assert node2 not in col.gpu_hosts(since=after + 0.6)
     finally:
         col.stop()
 
 
-def test_attach_cli_json_stream(running_job, env) -> None:
+def test_attach_cli_json_stream(running_job, env, slurm_cluster) -> None:
     job, _, cwd = running_job
     res = gputui(
         ["attach", job, "--json", "--probe-backend", "sim", "--probe-interval", "0.5", "--detach-after", "3"],
@@ -138,7 +141,7 @@ def test_attach_cli_json_stream(running_job, env) -> None:
     )
     assert res.returncode == 0, res.stderr
     records = [json.loads(line) for line in res.stdout.splitlines()]
-    assert {r["host"] for r in records if r["kind"] == "gpu"} == {"node1", "node2"}
+    assert {r["host"] for r in records if r["kind"] == "gpu"} == set(slurm_cluster.nodes[:2])
 
 
 def test_pending_job_waits_then_attaches(env, tmp_path) -> None:
@@ -225,7 +228,7 @@ def test_user_command_reaches_the_program_byte_exact(env, tmp_path) -> None:
     assert json.loads(line[5:]) == tricky
 
 
-def test_three_launch_patterns_with_real_ddp(env, tmp_path) -> None:
+def test_three_launch_patterns_with_real_ddp(env, slurm_cluster, tmp_path) -> None:
     script = str(DATA / "ddp_allreduce.py")
     jobs = {}
     for pattern in ("per-gpu", "torchrun", "per-node"):
@@ -256,7 +259,7 @@ def test_three_launch_patterns_with_real_ddp(env, tmp_path) -> None:
         world = 2 if pattern == "per-node" else 4
         assert sorted(r["rank"] for r in records) == list(range(world)), text[-2000:]
         assert {r["value"] for r in records} == {float(sum(range(world)))}
-        assert {r["host"] for r in records} == {"node1", "node2"}
+        assert {r["host"] for r in records} == set(slurm_cluster.nodes[:2])
         assert {r["world_size"] for r in records} == {world}
 
 
@@ -295,14 +298,14 @@ def test_gpu_log_writes_one_valid_jsonl_file_per_node(env, slurm_cluster, tmp_pa
         assert "gputui: stopped (sigint)" in err, err
 
 
-def test_requeued_job_is_attached_again(env, tmp_path) -> None:
+def test_requeued_job_is_attached_again(env, slurm_cluster, tmp_path) -> None:
     """A requeue (what a node failure does to a batch job by default) ends the probe step with the job's
     run; the attach says so, waits while the job is pending again, and attaches to its next run."""
     job = sbatch("sleep 120", env, tmp_path, ["-N", "2", "-t", "3", "--requeue"])
     try:
         wait_job_state(job, {"RUNNING"}, 30, env)
         col = Collector(job, env, pending_poll_s=0.3)
-        wait_for(lambda: col.gpu_hosts() == {"node1", "node2"}, 15, what="records from both nodes")
+        wait_for(lambda: col.gpu_hosts() == set(slurm_cluster.nodes[:2]), 15, what="records from both nodes")
         run(["scontrol", "requeue", job], env)
         requeued = wait_for(
             lambda: [e for e in col.events("job_state") if "was requeued" in e["message"]], 30, what="requeue"

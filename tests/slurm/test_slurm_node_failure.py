@@ -15,20 +15,20 @@ import contextlib
 import json
 import os
 import signal
-import sys
 from pathlib import Path
 
 import pytest
 from attach_helpers import Collector, job_env
-from slurm_helpers import CLUSTER_SCRIPT, run, sbatch, scancel, wait_for, wait_job_state
+from slurm_helpers import run, sbatch, scancel, wait_for, wait_job_state
 
 from gputui.slurm.scontrol import job_detail
 
 pytestmark = pytest.mark.slurm
 
 
-def cluster_up(env: dict[str, str], *args: str):
-    return run([sys.executable, str(CLUSTER_SCRIPT), "up", *args], env, timeout=120)
+def cluster_up(cluster, *args: str):
+    """This cluster's own `up` (ci/slurm-cluster for 22.05, ci/slurm-version-cluster for 24.11/26.05)."""
+    return run(cluster.script_argv("up", *args), cluster.env, timeout=120)
 
 
 def slurmd_timeout_now(env: dict[str, str]) -> str:
@@ -63,10 +63,8 @@ def restore_cluster(slurm_cluster):
     slurmd gets a new one) are killed, as the failure would have; Slurm alone takes ~30 s for it."""
     dead_nodes: list[str] = []  # UTS namespaces of stopped slurmds
     yield dead_nodes
-    cluster_up(slurm_cluster.env)
-    assert (
-        run([sys.executable, str(CLUSTER_SCRIPT), "status"], slurm_cluster.env, check=False).returncode == 0
-    )
+    cluster_up(slurm_cluster)
+    assert run(slurm_cluster.script_argv("status"), slurm_cluster.env, check=False).returncode == 0
     for namespace in dead_nodes:
         for pid in processes_in(namespace):
             with contextlib.suppress(ProcessLookupError):
@@ -75,21 +73,25 @@ def restore_cluster(slurm_cluster):
 
 
 def test_slurmd_timeout_option_reconfigures_without_restarting(slurm_cluster, tmp_path, restore_cluster):
+    if not slurm_cluster.host:
+        pytest.skip(
+            f"--slurmd-timeout is an option of ci/slurm-cluster (22.05), not of {slurm_cluster.label}'s"
+        )
     env = slurm_cluster.env
     job = sbatch("sleep 60", env, tmp_path, ["-N", "1", "-t", "2"])
     try:
         wait_job_state(job, {"RUNNING"}, 30, env)
         before = daemon_pids(slurm_cluster.root)
-        res = cluster_up(env, "--slurmd-timeout", "17")
+        res = cluster_up(slurm_cluster, "--slurmd-timeout", "17")
         assert "reconfigured: SlurmdTimeout=17" in res.stderr, res.stderr
         assert slurmd_timeout_now(env) == "17"
         assert "\nSlurmdTimeout=17\n" in slurm_cluster.conf.read_text()
         assert json.loads((slurm_cluster.conf.parent / "cluster.json").read_text())["slurmd_timeout"] == 17
         assert daemon_pids(slurm_cluster.root) == before  # nothing restarted ...
         assert run(["squeue", "-h", "-j", job, "-o", "%T"], env).stdout.strip() == "RUNNING"  # ... or lost
-        res = cluster_up(env)
+        res = cluster_up(slurm_cluster)
         assert "reconfigured: SlurmdTimeout=10" in res.stderr and slurmd_timeout_now(env) == "10"
-        assert "already up" in cluster_up(env).stderr
+        assert "already up" in cluster_up(slurm_cluster).stderr
     finally:
         scancel(job, env)
 
