@@ -1,7 +1,9 @@
 """Polling Slurm for the home screen: my jobs, ended jobs, GPU placement and the cluster's free GPUs.
 
-Per refresh exactly one ``squeue`` call (``-O`` text, or ``--json`` when configured; both JSON shapes, 22.05
-and ≥ 23.02, are read). Less often: ``sacct`` for jobs that ended in the last day (stopped for good once
+Per refresh at most one ``squeue`` call (``-O`` text, or ``--json`` when configured: ``-t all``, the
+data_parser pinned to the release's, every JSON shape read; :mod:`gputui.slurm.jsonshape`), within a
+budget of 0.5 slurmctld RPCs per second and paused when slurmctld's rate limiter says so
+(:mod:`gputui.home.budget`). Less often: ``sacct`` for jobs that ended in the last day (stopped for good once
 Slurm says accounting is disabled), ``sinfo`` for the partitions. A job that starts running is asked about
 once with ``scontrol -d show job`` for which GPU indices sit on which node (also where TRES does not count
 GPUs). Every failure becomes one line in :attr:`JobsSnapshot.errors` and the last good answer is kept, so
@@ -20,7 +22,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from gputui.slurm import sacct
+from gputui.home.budget import RATE_LIMITED, RpcBudget
+from gputui.slurm import jsonshape, sacct
 from gputui.slurm.answers import read_sacct, read_squeue
 from gputui.slurm.cluster import PartitionGpus, parse_snapshot, sinfo_argv
 from gputui.slurm.commands import CallGroup, SlurmError, SlurmNotFound, last_line, run_slurm
@@ -96,6 +99,8 @@ class SlurmPoller:
         self._asked_config = False
         self._next_ended = 0.0
         self._next_cluster = 0.0
+        self.budget = RpcBudget(clock)
+        self.json_pinned = True  # --json=vX; dropped if this Slurm refuses the data_parser
 
     # ------------------------------------------------------------------ one refresh
 
@@ -104,9 +109,13 @@ class SlurmPoller:
         asks the rest)."""
         started = time.monotonic()
         errors: list[str] = []
+        if self.budget.paused():
+            return self._snapshot([self._paused_line()], started)
         try:
             if quick:
-                errors += self._squeue()
+                if self.use_json:
+                    self._config()  # the release names the data_parser to pin
+                errors += self._squeue(force=True)
                 return JobsSnapshot(
                     jobs=self._merged(),
                     taken_at=self.taken_at,
@@ -114,17 +123,25 @@ class SlurmPoller:
                     poll_s=time.monotonic() - started,
                 )
             self._config()
-            errors += self._squeue()
+            errors += self._squeue(force=force)
             now = self.clock()
             if self.accounting is not False and self.ended_hours > 0 and (force or now >= self._next_ended):
                 self._next_ended = now + ENDED_EVERY_S
                 errors += self._sacct()
-            if force or now >= self._next_cluster:
+            if force or (now >= self._next_cluster and self.budget.affords(sinfo_argv())):
                 self._next_cluster = now + CLUSTER_EVERY_S
                 errors += self._sinfo()
             errors += self._gpu_details()
         except SlurmNotFound as exc:
             return JobsSnapshot(errors=[str(exc)], slurm_found=False, poll_s=time.monotonic() - started)
+        return self._snapshot(errors, started)
+
+    def _paused_line(self) -> str:
+        return (
+            f"slurmctld asked gputui to slow down ({RATE_LIMITED}): next call in {self.budget.paused():.0f} s"
+        )
+
+    def _snapshot(self, errors: list[str], started: float) -> JobsSnapshot:
         return JobsSnapshot(
             jobs=self._merged(),
             partitions=list(self.partitions),
@@ -144,10 +161,20 @@ class SlurmPoller:
         return run_slurm(argv, timeout=timeout, check=False, group=self.calls)
 
     def _call(self, argv: list[str], timeout: float = SQUEUE_TIMEOUT_S) -> subprocess.CompletedProcess:
-        """One Slurm command; SlurmError (timeouts, cannot run) passes up, SlurmNotFound too."""
+        """One Slurm command, charged to the RPC budget; SlurmError (timeouts, cannot run, slurmctld's
+        rate limiter: then every call pauses) passes up, SlurmNotFound too."""
         if self.calls.stopped:
             raise SlurmError(f"{argv[0]} not run: gputui is quitting")
-        return self.run(argv, timeout)
+        if self.budget.paused():
+            raise SlurmError(f"{argv[0]} not run: {self._paused_line()}")
+        self.budget.charge(argv)
+        res = self.run(argv, timeout)
+        if RATE_LIMITED in res.stderr or RATE_LIMITED in res.stdout:
+            pause = self.budget.rate_limited()
+            raise SlurmError(
+                f"{argv[0]}: slurmctld asked gputui to slow down ({RATE_LIMITED}): next call in {pause:.0f} s"
+            )
+        return res
 
     def _config(self) -> None:
         """Cluster name and Slurm version, asked once (``scontrol show config``)."""
@@ -168,15 +195,26 @@ class SlurmPoller:
             elif key.strip() == "SLURM_VERSION":
                 self.version = value.strip()
 
-    def _squeue(self) -> list[str]:
-        """One squeue call; on any failure the last good list stays and the line says since when."""
-        argv = ["squeue", "--json"] if self.use_json else squeue_argv(all_states=True)
+    def _squeue_argv(self) -> list[str]:
+        if not self.use_json:
+            return squeue_argv(all_states=True)
+        return jsonshape.squeue_argv(self.version if self.json_pinned else "")
+
+    def _squeue(self, *, force: bool = False) -> list[str]:
+        """One squeue call (none when the RPC budget is spent: the last list stays); on any failure the
+        last good list stays and the line says since when."""
+        argv = self._squeue_argv()
+        if not force and not self.budget.affords(argv):
+            return []
         try:
             answer = read_squeue(self._call(argv), use_json=self.use_json, user=self.user or None)
         except SlurmNotFound:
             raise
         except SlurmError as exc:
+            if argv[1] != "--json" and argv[1].startswith("--json") and "data_parser" in str(exc):
+                self.json_pinned = False  # this Slurm lacks the parser: plain --json from the next call
             return [self._squeue_failed(str(exc))]
+        self.budget.answered()
         if self.use_json:
             self.details.update({job.job_id: job.gpus for job in answer.jobs if job.gpus})
         self.active = answer.jobs
@@ -194,7 +232,7 @@ class SlurmPoller:
 
     def _sacct(self) -> list[str]:
         """Jobs that ended recently; a failure keeps the last ended jobs."""
-        argv = sacct.recent_argv(self.user, f"now-{int(self.ended_hours * 3600)}seconds")
+        argv = sacct.ended_argv(self.user, self.ended_hours)
         try:
             answer = read_sacct(self._call(argv))
         except AccountingDisabled:
@@ -279,14 +317,11 @@ class SlurmPoller:
         return []
 
     def _merged(self) -> list[Job]:
-        """squeue's jobs, then sacct's ended jobs that squeue no longer shows (one row per job id)."""
-        seen = {j.job_id for j in self.active}
-        jobs = []
+        """squeue's jobs with their GPU placement, then sacct's ended jobs that squeue no longer shows
+        (:func:`gputui.slurm.sacct.merge_ended`: one row per job id)."""
         for job in self.active:
             if not job.gpus and self.details.get(job.job_id):
                 job.gpus = self.details[job.job_id]
-            jobs.append(job)
-        jobs += [j for j in self.ended if j.job_id not in seen]
         live = {j.job_id for j in self.active}
         self.details = {k: v for k, v in self.details.items() if k in live}
-        return jobs
+        return sacct.merge_ended(self.active, self.ended)

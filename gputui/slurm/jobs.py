@@ -262,6 +262,7 @@ def jobs_from_json(doc: dict[str, Any], *, user: str | None = None) -> list[Job]
             num_tasks=norm["num_tasks"],
             tres_per_node=norm["tres_per_node"],
             time_limit_s=norm["time_limit_s"],
+            time_used_s=norm["time_used_s"],
             submit_time=stamp(norm["submit_time"]),
             start_time=stamp(norm["start_time"]),
             work_dir=norm["work_dir"],

@@ -93,6 +93,18 @@ def recent_argv(user: str, since: str = "now-1days") -> list[str]:
     ]
 
 
+def ended_argv(user: str, hours: float) -> list[str]:
+    """The jobs screen's (and ``gputui jobs --all``'s) one sacct call: jobs that ended in ``hours``."""
+    return recent_argv(user, f"now-{int(hours * 3600)}seconds")
+
+
+def merge_ended(active: list[Job], ended: list[Job]) -> list[Job]:
+    """squeue's jobs, then sacct's ended jobs that squeue no longer shows: one row per job id (a requeued
+    or recently ended job keeps squeue's row). The one rule of the jobs screen and ``gputui jobs``."""
+    seen = {job.job_id for job in active}
+    return [*active, *(job for job in ended if job.job_id not in seen)]
+
+
 def parse_recent(stdout: str, stderr: str = "", returncode: int = 0) -> list[Job]:
     """Ended jobs from :func:`recent_argv`'s output; :class:`AccountingDisabled` or :class:`SlurmError`."""
     if "accounting storage is disabled" in (stderr + stdout).lower():

@@ -121,6 +121,7 @@ class FakeSlurm:
         monkeypatch.setenv("SLURM_CONF", str(self.dir / "no-such-slurm.conf"))
         monkeypatch.setattr(version, "_CACHE", {})  # every test asks `srun --version` itself
         self.runs: list[AttachRun] = []
+        self.rate_limit: dict[str, int] | None = None  # slurmctld's rate limiter (see replay.py)
         self.write()
 
     def attach(self, job_id: str = JOB_ID, **options: Any) -> AttachRun:
@@ -134,6 +135,11 @@ class FakeSlurm:
             run.attacher.stop.set()
             run.thread.join(15)
 
+    def limit_rpcs(self, tokens: int) -> FakeSlurm:
+        """slurmctld's rate limiter lets ``tokens`` more calls through, then answers "Rate limit exceeded"."""
+        self.rate_limit = {"tokens": tokens}
+        return self.write()
+
     def set(self, key: str, *responses: Any) -> FakeSlurm:
         self.responses[key] = list(responses)
         return self.write()
@@ -145,8 +151,11 @@ class FakeSlurm:
             "jobid": JOB_ID,
             "responses": self.responses,
         }
+        if self.rate_limit:
+            scenario["rate_limit"] = self.rate_limit
         self.path.write_text(json.dumps(scenario, indent=1))
         self.state.unlink(missing_ok=True)  # the queues start again from the scenario
+        Path(f"{self.state}.tokens").unlink(missing_ok=True)
         return self
 
     def entries(self) -> list[dict[str, Any]]:

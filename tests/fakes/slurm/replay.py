@@ -11,7 +11,12 @@ takes the next response of its list; the last one repeats. A RESPONSE is ``{"std
 timeout, or its kill, ends the fake); ``then`` replaces other keys' lists (``scancel`` ending the job:
 ``scontrol show job`` says CANCELLED from then on). Every call appends ``{"cmd", "key", "argv", "env"}``
 to the log; a step also logs what happened to it (``sigterm``, ``end``). A STEP is run by :mod:`step`.
-Standard library only.
+
+``"rate_limit": {"tokens": N}`` plays slurmctld's RPC rate limiter (23.02+ ``rl_enable``): each call of a
+command that asks slurmctld (not ``sacct``: slurmdbd answers it) takes a token, and once they are spent
+the command prints ``slurm_strerror(SLURMCTLD_COMMUNICATIONS_BACKOFF)`` the way that command prints a
+load error (``slurm_load_jobs error: Rate limit exceeded, please retry momentarily``) and exits 1; such a
+call is logged with ``"limited": true``. Standard library only.
 """
 
 from __future__ import annotations
@@ -76,6 +81,34 @@ def next_response(scenario: dict[str, Any], key: str) -> Any:
         return response
 
 
+RATE_LIMITED = "Rate limit exceeded, please retry momentarily"  # slurm_strerror(1804), Slurm's source
+#: How each command prints a failed slurmctld call (the rate limiter's answer among them).
+LOAD_ERROR = {
+    "squeue": "slurm_load_jobs error: {}",
+    "sinfo": "slurm_load_partitions: {}",
+    "scontrol": "slurm_load_jobs error: {}",
+    "srun": "srun: error: Unable to confirm allocation for job: {}",
+    "sbatch": "sbatch: error: Batch job submission failed: {}",
+    "scancel": "scancel: error: Kill job error on job id: {}",
+}
+
+
+def rate_limited(scenario: dict[str, Any], cmd: str) -> bool:
+    """True when slurmctld's rate limiter refuses this call (its token bucket, kept in the state file)."""
+    limit = scenario.get("rate_limit")
+    if not limit or cmd not in LOAD_ERROR:
+        return False
+    with open(scenario["state"] + ".tokens", "a+", encoding="utf-8") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        fh.seek(0)
+        text = fh.read().strip()
+        tokens = int(text) if text else int(limit["tokens"])
+        fh.seek(0)
+        fh.truncate()
+        fh.write(str(max(tokens - 1, 0)))
+        return tokens <= 0
+
+
 def reply(response: dict[str, Any]) -> int:
     if response.get("sleep"):
         time.sleep(response["sleep"])
@@ -90,6 +123,10 @@ def main(cmd: str, argv: list[str]) -> int:
     scenario = load_scenario()
     key = call_key(cmd, argv)
     env = {k: v for k, v in os.environ.items() if k.startswith("SLURM")}
+    if rate_limited(scenario, cmd):
+        log(scenario, cmd=cmd, key=key, argv=argv, env=env, limited=True)
+        sys.stderr.write(LOAD_ERROR[cmd].format(RATE_LIMITED) + "\n")
+        return 1
     log(scenario, cmd=cmd, key=key, argv=argv, env=env)
     response = next_response(scenario, key)
     if response is None:
