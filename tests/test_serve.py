@@ -8,7 +8,6 @@ with loose permissions are one line each. The browser itself: tests/test_serve_b
 
 from __future__ import annotations
 
-import asyncio
 import os
 import socket
 import stat
@@ -19,13 +18,10 @@ from pathlib import Path
 
 import pytest
 from ci_helpers import require_module
-from serve_helpers import GPUTUI, Served, alive, screen_text, wait_until
+from serve_helpers import GPUTUI, Served, Viewer, alive, session, upgrade_status, wait_until
 
 from gputui.recordio import RecordWriter
 from gputui.records import gpu_sample, metric
-
-aiohttp = require_module("aiohttp", "pip install -e '.[serve]'")
-require_module("textual_serve", "pip install -e '.[serve]'")
 
 PATHS = ["/", "/ws", "/static/js/textual.js", "/static/css/xterm.css", "/download/abc", "/no/such/page"]
 
@@ -64,11 +60,6 @@ def replay_server(tmp_path: Path) -> Iterator[Served]:
     served.close()
 
 
-def session(**kwargs) -> aiohttp.ClientSession:
-    """A client that keeps cookies of 127.0.0.1 (aiohttp's jar refuses IP hosts unless told)."""
-    return aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True), **kwargs)
-
-
 async def statuses(served: Served, query: str = "", cookies: dict[str, str] | None = None) -> dict[str, int]:
     async with session(cookies=cookies) as client:
         out = {}
@@ -76,55 +67,6 @@ async def statuses(served: Served, query: str = "", cookies: dict[str, str] | No
             async with client.get(served.base + path + query, allow_redirects=False) as answer:
                 out[path] = answer.status
         return out
-
-
-async def upgrade_status(served: Served, **kwargs) -> int:
-    """The HTTP status that refuses a websocket upgrade (0: it was accepted)."""
-    async with session(cookies=kwargs.pop("cookies", None)) as client:
-        try:
-            async with client.ws_connect(served.base + "/ws", **kwargs):
-                return 0
-        except aiohttp.WSServerHandshakeError as exc:
-            return exc.status
-
-
-class Viewer:
-    """A browser stand-in: loads the page with the token, then opens the websocket as textual.js does."""
-
-    def __init__(self, served: Served) -> None:
-        self.served = served
-        self.frames = b""
-
-    async def __aenter__(self) -> Viewer:
-        self.client = session()
-        async with self.client.get(f"{self.served.base}/?token={self.served.token}") as page:
-            assert page.status == 200, await page.text()
-        self.ws = await self.client.ws_connect(self.served.base + "/ws?width=120&height=40")
-        return self
-
-    async def __aexit__(self, *_exc: object) -> None:
-        await self.ws.close()
-        await self.client.close()
-
-    async def read_until(self, *words: str, timeout: float = 60) -> str:
-        """Read the app's frames until every word is on screen; the screen text."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while not all(word in screen_text(self.frames) for word in words):
-            left = deadline - loop.time()
-            assert left > 0, f"{words} not on screen: {screen_text(self.frames)[-2000:]!r}"
-            message = await self.ws.receive(timeout=left)
-            if message.type == aiohttp.WSMsgType.BINARY:
-                self.frames += message.data
-            elif message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED):
-                raise AssertionError(f"the server closed the viewer: {self.served.output()}")
-        return screen_text(self.frames)
-
-    async def closed_by_server(self, timeout: float = 60) -> bool:
-        while True:
-            message = await self.ws.receive(timeout=timeout)
-            if message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.CLOSING):
-                return True
 
 
 # --------------------------------------------------------------------------- the token
@@ -350,3 +292,28 @@ async def test_the_settings_cap_applies_and_the_flag_wins(tmp_path: Path) -> Non
     flagged = Served(tmp_path, "replay", "run.jsonl", options=("--max-viewers", "3"))
     flagged.close()
     assert "for at most 3 viewers" in flagged.lines[0]
+
+
+def test_token_file_rules(tmp_path: Path) -> None:
+    from gputui.serve.tokenfile import TokenFileError, write_token_file
+
+    fresh = tmp_path / "fresh.token"
+    old_umask = os.umask(0)
+    try:
+        write_token_file(fresh, "abc")
+    finally:
+        os.umask(old_umask)
+    assert (fresh.read_text(), stat.S_IMODE(fresh.stat().st_mode)) == ("abc\n", 0o600)
+    write_token_file(fresh, "def")  # an own 0600 file is replaced
+    assert fresh.read_text() == "def\n"
+    target = tmp_path / "elsewhere"
+    target.write_text("keep\n")
+    target.chmod(0o600)
+    link = tmp_path / "link.token"
+    link.symlink_to(target)
+    with pytest.raises(TokenFileError, match="is not a regular file: refused"):
+        write_token_file(link, "ghi")
+    assert target.read_text() == "keep\n"
+    with pytest.raises(TokenFileError, match="cannot write the token file"):
+        write_token_file(tmp_path / "no" / "such" / "dir.token", "x")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["elsewhere", "fresh.token", "link.token"]

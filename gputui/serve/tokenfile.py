@@ -2,12 +2,13 @@
 
 The file is created with mode 0600. An existing file is replaced only if it is a regular file of ours
 that no one else can read or write (mode 0600 or stricter); a looser one, a link or another user's file
-is refused, since the token would leak or be swapped. Written once the port is listening, so a script
-that waits for the file finds a server that answers.
+is refused, since the token would leak or be swapped. Written once the port is listening, and whole (a
+rename), so a script that waits for the file finds a server that answers.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from pathlib import Path
@@ -18,8 +19,9 @@ class TokenFileError(Exception):
 
 
 def write_token_file(path: str | Path, token: str) -> None:
-    """Write ``token`` and a newline to ``path`` with mode 0600 (see the module docstring)."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    """Write ``token`` and a newline to ``path`` with mode 0600 (see the module docstring). The file
+    appears whole: written beside it first, then renamed over it, so a script never reads it half done."""
+    path = Path(path)
     try:
         before = os.lstat(path)
     except FileNotFoundError:
@@ -28,17 +30,19 @@ def write_token_file(path: str | Path, token: str) -> None:
         raise TokenFileError(f"token file {path}: {exc.strerror or exc}") from None
     if before is not None:
         _check_existing(path, before)
+    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(path, flags, 0o600)
+        fd = os.open(partial, flags, 0o600)
+        try:
+            os.write(fd, (token + "\n").encode())
+        finally:
+            os.close(fd)
+        os.replace(partial, path)
     except OSError as exc:
+        with contextlib.suppress(OSError):
+            partial.unlink()
         raise TokenFileError(f"cannot write the token file {path}: {exc.strerror or exc}") from None
-    try:
-        _check_existing(path, os.fstat(fd))  # what was opened, not what a name pointed to a moment ago
-        os.write(fd, (token + "\n").encode())
-    except OSError as exc:
-        raise TokenFileError(f"cannot write the token file {path}: {exc.strerror or exc}") from None
-    finally:
-        os.close(fd)
 
 
 def _check_existing(path: str | Path, info: os.stat_result) -> None:
