@@ -24,6 +24,7 @@ examples:
   gputui scale --from 1001 1002 1004 speedup and efficiency across runs at 1, 2, 4 GPUs
   gputui scale --gpus 1,2,4 -- python train.py    submit at 1, 2, 4 GPUs, wait, compare
   gputui export 123456 --to mlflow mlruns     the job as an MLflow run (also: csv, tensorboard)
+  gputui serve attach 123456         the dashboard in a browser through ssh -L, behind a token
 
 records and their schema: docs/records.md
 settings (TOML): {settings}  ($GPUTUI_CONFIG overrides the path)"""
