@@ -175,7 +175,10 @@ class Viewer:
         while not all(word in screen_text(self.frames) for word in words):
             left = deadline - loop.time()
             assert left > 0, f"{words} not on screen: {screen_text(self.frames)[-2000:]!r}"
-            message = await self.ws.receive(timeout=left)
+            try:
+                message = await self.ws.receive(timeout=left)
+            except TimeoutError:
+                continue  # the assertion above says what the screen held
             if message.type == aiohttp.WSMsgType.BINARY:
                 self.frames += message.data
             elif message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED):

@@ -317,3 +317,16 @@ def test_token_file_rules(tmp_path: Path) -> None:
     with pytest.raises(TokenFileError, match="cannot write the token file"):
         write_token_file(tmp_path / "no" / "such" / "dir.token", "x")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["elsewhere", "fresh.token", "link.token"]
+
+
+async def test_the_jobs_screen_served_says_the_shell_needs_a_terminal(tmp_path: Path) -> None:
+    served = Served(tmp_path)  # no COMMAND: the jobs screen, as `gputui` alone
+    try:
+        async with Viewer(served) as viewer:
+            await viewer.read_until("o shell", "e edit", "q quit")
+            assert served.apps()[0].cmdline()[1:] == ["-m", "gputui"]
+            await viewer.ws.send_json(["stdin", "o"])
+            await viewer.read_until("(o) needs a terminal: not available in the browser")
+            assert served.apps(), "the app keeps running"
+    finally:
+        served.close()
