@@ -340,6 +340,17 @@ def build_parser() -> argparse.ArgumentParser:
     jobs = sub.add_parser("jobs", help="list my Slurm jobs")
     jobs.add_argument("--json", action="store_true")
     jobs.add_argument("--all", action="store_true", help="include jobs that ended in the last minutes")
+    history = sub.add_parser("history", help="my ended jobs' GPU-hours, GPU use and outcome (one sacct call)")
+    history.add_argument(
+        "--since",
+        default="7d",
+        type=_history_since,
+        metavar="PERIOD",
+        help="jobs that ended in the last PERIOD: 30m, 12h, 7d, 4w (default 7d)",
+    )
+    history_format = history.add_mutually_exclusive_group()
+    history_format.add_argument("--json", action="store_true", help="one JSON document: jobs and totals")
+    history_format.add_argument("--csv", action="store_true", help="CSV rows; an unknown value is empty")
     cancel = sub.add_parser("cancel", help="cancel (or signal) one of my jobs")
     cancel.add_argument("jobid")
     cancel.add_argument("--signal", metavar="SIG")
@@ -396,6 +407,7 @@ _COMMANDS: dict[str, str] = {
     "attach": "gputui.commands.attach:main",
     "run": "gputui.commands.run:main",
     "jobs": "gputui.commands.jobs:main",
+    "history": "gputui.commands.history:main",
     "cancel": "gputui.commands.cancel:main",
     "check": "gputui.commands.check:main",
     "parse": "gputui.commands.parse:main",
@@ -410,6 +422,13 @@ _COMMANDS: dict[str, str] = {
     "export": "gputui.commands.export:main",
     "serve": "gputui.commands.serve:main",
 }
+
+
+def _history_since(text: str) -> str:
+    """``gputui history --since``: the period as sacct's relative start (gputui.commands.history)."""
+    from gputui.commands.history import since_arg
+
+    return since_arg(text)
 
 
 def _settings_path() -> str:
