@@ -34,6 +34,9 @@ a reset). A reset or a deletion is never silent: ``on_reset(why)`` puts a line i
 parsed: a new run). The Slurm ``attach`` side reuses both. Catching up on a large file (more than one
 read behind): the log pane gets the file's tail first (:mod:`gputui.logs.catchup`), the parser reads
 the history in catch-up mode (:mod:`gputui.logs.thinning`), ``on_progress`` tells how far it is.
+``on_unread`` hears the parser's count of lines that look like metrics but gave no record
+(:mod:`gputui.logs.unread`) whenever it changed; :meth:`LogFollower.reread` parses what was read again
+from the start with a new parser (a pattern taught since: :mod:`gputui.logs.taught`).
 """
 
 from __future__ import annotations
@@ -49,6 +52,9 @@ from gputui.records import Record, event
 
 DEFAULT_MAX_BYTES = 4 << 20
 FINGERPRINT_BYTES = 64
+MAX_UNREAD_EXAMPLES = 16
+#: (lines, shapes, ((lines, example line) per shape, most lines first)) of a log's unread lines
+UnreadCount = tuple[int, int, tuple[tuple[int, str], ...]]
 
 
 @dataclass(slots=True)
@@ -189,6 +195,7 @@ class LogFollower:
         on_reset: Callable[[str], None] | None = None,
         on_data: Callable[[bytes], None] | None = None,
         on_progress: Callable[[int, int], None] | None = None,
+        on_unread: Callable[[UnreadCount], None] | None = None,
     ) -> None:
         self.file = FileFollower(path, from_end=from_end, max_bytes=max_bytes)
         self.formats, self.job = formats, job
@@ -197,6 +204,8 @@ class LogFollower:
         self.on_reset = on_reset
         self.on_data = on_data  # the raw bytes as read (the dashboard's log pane shows them)
         self.on_progress = on_progress  # (bytes read, file size) while catching up, then (n, n) once
+        self.on_unread = on_unread  # the unread lines' count, when it changed
+        self._unread_told: UnreadCount = (0, 0, ())
         self._text_from = 0  # bytes before this offset were not given to on_data (the tail went first)
         self._catching_up = False
 
@@ -243,6 +252,43 @@ class LogFollower:
                     if self.on_progress is not None:
                         self.on_progress(self.file.offset, self.file.offset)
                 break
+        self._tell_unread()
+        return out
+
+    def _tell_unread(self) -> None:
+        if self.on_unread is None:
+            return
+        listed = self.parser.unread.listed()
+        count = (
+            sum(s.count for s in listed),
+            len(listed),
+            tuple((s.count, s.example) for s in listed[:MAX_UNREAD_EXAMPLES]),
+        )
+        if count != self._unread_told:
+            self._unread_told = count
+            self.on_unread(count)
+
+    def reread(self) -> list[Record]:
+        """The records of everything read so far, parsed again from the start by a new parser (with the
+        patterns in effect now); the text is not given to ``on_data`` again, and records without a
+        printed time are marked ``estimated``. Later polls go on from where the follower was."""
+        self.parser = LogParser(self.formats, job=self.job, path=self.file.path)
+        out: list[Record] = []
+        fd, end, at = self.file._fd, self.file.offset, 0
+        while fd is not None and at < end:
+            data = os.pread(fd, min(self.file.max_bytes, end - at), at)
+            if not data:
+                break
+            at += len(data)
+            self.parser.thin = at < end  # catch-up mode while more is waiting, as poll() reads
+            out.extend(self.parser.feed(data))
+            if self.on_progress is not None:
+                self.on_progress(at, end)
+        self.parser.thin = False
+        for record in out:  # all parsed now: when each line was written is not known (no epoch times)
+            if record.fields.get("time_source") == "read":
+                record.fields["time_source"] = "estimated"
+        self._tell_unread()
         return out
 
     def _deleted_event(self) -> Record:
@@ -283,6 +329,7 @@ class LogFollower:
         """The writer is done (job ended): parse the unfinished frame and decide the outcome."""
         out = self.poll()
         out.extend(self.parser.finish())
+        self._tell_unread()
         self.file.close()
         return out
 

@@ -140,6 +140,16 @@ class DashboardState:
         self.status = note
         self.version += 1
 
+    def forget_metrics(self) -> None:
+        """The logs are about to be read again from the start (a pattern was taught): the training state
+        and the report's metric side start empty; the GPUs, alerts, notes and log text stay."""
+        old = self.analysis
+        self.training = TrainingState()
+        self.analysis = RunAnalysis(self.job.title, table=self.training.epochs)
+        self.analysis.gpus, self.analysis.world_size = old.gpus, old.world_size
+        self.analysis.outcome = old.outcome
+        self.version += 1
+
     def set_state(self, state: str, when: float | None = None) -> None:
         self.job.state = state
         if state in ENDED_STATES and self.job.ended is None:

@@ -5,7 +5,8 @@ are not interleaved. Points are kept against the step when the source gives one,
 against time for the shared time axis. Epoch rows (epoch time, images/s) come from the project's one
 :class:`~gputui.logs.epochs.EpochTable`, so the TUI and ``gputui parse`` agree; a run that counts steps
 and no epochs is summarised by :class:`~gputui.analysis.steps.StepTracker` (the model of ``gputui parse``
-and ``gputui report`` too): no epoch is shown for it, and its ETA is the steps'.
+and ``gputui report`` too): no epoch is shown for it, and its ETA is the steps'. Per followed log, the
+lines that look like metrics but gave no record (:mod:`gputui.logs.unread`), as its source counted them.
 """
 
 from __future__ import annotations
@@ -43,9 +44,21 @@ class MetricSeries:
         return "time", self.by_time
 
 
+@dataclass(frozen=True)
+class UnreadLog:
+    """A log's lines that look like metrics but gave no record: how many, in how many shapes, and per
+    shape (most lines first) its line count and an example line."""
+
+    path: str
+    lines: int
+    shapes: int
+    examples: tuple[tuple[int, str], ...] = ()
+
+
 class TrainingState:
     def __init__(self) -> None:
         self.metrics: dict[str, MetricSeries] = {}
+        self.unread: dict[str, UnreadLog] = {}  # log path → its unread lines (only logs that have some)
         self.epochs = EpochTable(measure=True)
         self.steps = StepTracker()
         self.rank: int | None = None  # the rank that speaks for the job (None: unlabelled)
@@ -136,7 +149,19 @@ class TrainingState:
             self._last_step = (t, step)
             self.step = step
 
+    def note_unread(self, path: str, lines: int, shapes: int, examples: tuple = ()) -> None:
+        """The source's latest count of ``path``'s unread lines."""
+        if shapes:
+            self.unread[path] = UnreadLog(path, lines, shapes, tuple(examples))
+        else:
+            self.unread.pop(path, None)
+
     # ------------------------------------------------------------------ views
+
+    def unread_total(self) -> tuple[int, int]:
+        """(lines, shapes) not read, over every log."""
+        logs = self.unread.values()
+        return sum(u.lines for u in logs), sum(u.shapes for u in logs)
 
     def loss(self) -> MetricSeries | None:
         """The training loss series: ``loss``, else Lightning's per-step, else per-epoch loss."""

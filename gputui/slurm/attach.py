@@ -105,6 +105,12 @@ def probe_argv(job: Job, options: AttachOptions) -> list[str]:
 class Attacher:
     """Streams the records of one job to ``emit`` until the job ends or ``stop`` is set."""
 
+    # the dashboard's hooks for taught patterns (gputui.sources.attach sets them): a followed log's count
+    # of unread lines (path, count), and "the logs are read again" said before a re-read's records
+    on_unread: Callable[[str, tuple], None] | None = None
+    on_forget: Callable[[], None] | None = None
+    _relearn = False  # set by relearn(): the attach loop reads the output files again at its next poll
+
     def __init__(
         self,
         job_id: str,
@@ -316,8 +322,14 @@ class Attacher:
         for path in dict.fromkeys(p for p in (job.stdout, job.stderr) if p):
             on_data = (lambda data, p=path: self.on_text(p, data)) if self.on_text else None
             on_reset = (lambda why, p=path: self.on_reset(p, why)) if self.on_reset else None
+            on_unread = (lambda count, p=path: self.on_unread(p, count)) if self.on_unread else None
             follower = LogFollower(
-                path, job=job.job_id, on_data=on_data, on_reset=on_reset, on_progress=self.on_progress
+                path,
+                job=job.job_id,
+                on_data=on_data,
+                on_reset=on_reset,
+                on_progress=self.on_progress,
+                on_unread=on_unread,
             )
             self._followers.append((path, follower))
 
@@ -339,7 +351,34 @@ class Attacher:
             self._metric_files_found = True
             self._say("job_state", f"following {', '.join(files)}", state=job.state)
 
+    def relearn(self) -> None:
+        """Ask the attach loop to read the job's output files again from the start (any thread)."""
+        self._relearn = True
+
+    def _reread_logs(self) -> None:
+        """The output files parsed again from the start (the patterns in effect now), their text not
+        shown again; metric files are read again from the start at the next poll."""
+        self._relearn = False
+        if self.on_forget is not None:
+            self.on_forget()
+        from gputui.logs.metric_files import MetricFileFollower
+
+        for index, (path, follower) in enumerate(self._followers):
+            if isinstance(follower, MetricFileFollower):
+                follower.file.close()
+                job = self.job.job_id if self.job is not None else None
+                self._followers[index] = (path, MetricFileFollower(path, job=job))
+                continue
+            try:
+                records = follower.reread()  # type: ignore[attr-defined]
+            except OSError:
+                continue
+            for rec in records:
+                self.emit(rec)
+
     def _poll_logs(self, final: bool = False) -> None:
+        if self._relearn:
+            self._reread_logs()
         for _path, follower in self._followers:
             try:
                 records = follower.finish() if final else follower.poll()  # type: ignore[attr-defined]

@@ -42,6 +42,7 @@ class AttachSource(RecordSource):
         self.job_id = job_id
         self.options = options or AttachOptions()
         self.attacher: Attacher | None = None
+        self._relearn_note = ""  # said when the attacher starts reading the output files again
 
     def job_info(self) -> JobInfo:
         return JobInfo(kind="attach", title=f"job {self.job_id}", job_id=self.job_id, state="ATTACHING")
@@ -56,6 +57,7 @@ class AttachSource(RecordSource):
             on_job=lambda job: feed.job(**job_changes(job)),
             on_progress=feed.catch_up,
         )
+        attacher.on_unread, attacher.on_forget = feed.unread, lambda: self._forget(feed)
         if self.stopping.is_set():
             return
         try:
@@ -64,6 +66,19 @@ class AttachSource(RecordSource):
             feed.say("error", str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
         except Exception as exc:  # never take the UI down: say it in one line
             feed.say("error", f"attach failed: {type(exc).__name__}: {exc}")
+
+    def relearn(self, note: str = "") -> bool:
+        if self.attacher is None or self.finished.is_set() or self.stopping.is_set():
+            return False
+        self._relearn_note = note
+        self.attacher.relearn()
+        return True
+
+    def _forget(self, feed: Feed) -> None:
+        """The attacher reads the output files again: the training shown goes, the note is said."""
+        feed.forget_metrics()
+        if self._relearn_note:
+            feed.say("info", self._relearn_note)
 
     def stop(self) -> None:
         super().stop()

@@ -82,6 +82,14 @@ class Feed:
         """A replay's position: ``start``, ``end``, ``at``, ``playing``, ``speed``, ``live``."""
         self._put(("cursor", position))
 
+    def unread(self, path: str, count: tuple) -> None:
+        """A log's lines that look like metrics but gave no record (a follower's ``on_unread``)."""
+        self._put(("unread", path, count))
+
+    def forget_metrics(self) -> None:
+        """The logs are read again from the start (a pattern taught): the training shown so far goes."""
+        self._put(("forget",))
+
     def replace_state(self, state: DashboardState) -> None:
         """Hand over a whole new state (a replay rebuilt at a new cursor); the producer lets go of it."""
         self._put(("state", state))
@@ -122,6 +130,11 @@ class Feed:
                 state.cursor = dict(item[1])
                 state.clock = state.cursor.get("at")
                 state.version += 1
+            elif kind == "unread":
+                state.training.note_unread(item[1], *item[2])
+                state.version += 1
+            elif kind == "forget":
+                state.forget_metrics()
             elif kind == "state":
                 state = item[1]
         return state
@@ -156,6 +169,13 @@ class RecordSource(ABC):
 
     @abstractmethod
     def run(self, feed: Feed) -> None: ...
+
+    def relearn(self, note: str = "") -> bool:
+        """Read the followed logs again from the start with the patterns in effect now (one just taught):
+        the training shown is replaced by what they give, and ``note`` is said as that starts. Only asks
+        (any thread): the source's own thread does it. False where this source cannot (it does not
+        follow logs, or it has ended)."""
+        return False
 
     def stop(self) -> None:
         """End the source: only gputui's own processes (a probe step, the demo's ranks), never a job."""

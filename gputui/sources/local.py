@@ -5,7 +5,8 @@ as a Slurm job); each rank's output file is followed with the project's log foll
 pane, parsed metrics for the charts), and a probe samples this machine every ``interval`` seconds in a
 thread: real GPUs through the usual backends, or (``simulated=True``, the demo) one simulated GPU per rank
 that is busy exactly while that rank computes. Stopping (``q``, SIGTERM, SIGHUP: :mod:`gputui.hangup`) or
-an error terminates the ranks still running (they are gputui's own).
+an error terminates the ranks still running (they are gputui's own). A pattern taught from the dashboard
+(:meth:`LocalRunSource.relearn`) makes the loop read every rank's output again from the start.
 """
 
 from __future__ import annotations
@@ -54,6 +55,8 @@ class LocalRunSource(RecordSource):
         self.folder = folder
         self.run_handle: LocalRun | None = None
         self.exit_codes: list[int] | None = None
+        self._relearn = threading.Event()
+        self._relearn_note = ""
 
     def job_info(self) -> JobInfo:
         return JobInfo(
@@ -107,6 +110,13 @@ class LocalRunSource(RecordSource):
         threading.Thread(target=loop, name="gputui-local-probe", daemon=True).start()
         return sampler
 
+    def relearn(self, note: str = "") -> bool:
+        if self.finished.is_set() or self.stopping.is_set():
+            return False
+        self._relearn_note = note
+        self._relearn.set()
+        return True
+
     # ------------------------------------------------------------------ run
 
     def run(self, feed: Feed) -> None:
@@ -132,11 +142,19 @@ class LocalRunSource(RecordSource):
                 path,
                 on_data=lambda data, p=str(path): feed.text(p, data),
                 on_reset=lambda why, p=str(path): feed.text_reset(p, why),
+                on_unread=lambda count, p=str(path): feed.unread(p, count),
             )
             for path in run.outputs
         ]
         try:
             while not self.stopping.is_set():
+                if self._relearn.is_set():
+                    self._relearn.clear()
+                    feed.forget_metrics()
+                    if self._relearn_note:
+                        feed.say("info", self._relearn_note)
+                    for follower in followers:
+                        feed.records(follower.reread())
                 for follower in followers:
                     feed.records(follower.poll())
                 if all(code is not None for code in run.poll()):

@@ -13,6 +13,8 @@ The cursor starts at the end (the whole run). ``←``/``→`` move it by a fifti
 double the speed. A jump back rebuilds the dashboard state in this thread and hands it over whole; going
 forward only adds the records in between. While the cursor is at the end (``live``), data appended to
 the files is shown as it comes.
+A pattern taught from the dashboard (:meth:`ReplaySource.relearn`) reloads every file from the start, as
+a new ``gputui replay`` would: the cursor goes to the end.
 """
 
 from __future__ import annotations
@@ -109,6 +111,8 @@ class ReplaySource(RecordSource):
         self.skipped = 0
         self._told: dict | None = None  # the last position sent
         self._read: dict[str, tuple[int, int]] = {}  # large logs being read: (bytes read, size)
+        self._unread: dict[str, tuple] = {}  # log path → its unread lines (a rebuilt state gets them)
+        self._relearn: str | None = None  # reload everything (a pattern was taught), saying this note
 
     def job_info(self) -> JobInfo:
         names = ", ".join(os.path.basename(p) for p in self.paths[:3]) + (" …" if len(self.paths) > 3 else "")
@@ -154,6 +158,13 @@ class ReplaySource(RecordSource):
     def speed(self) -> float:
         return SPEEDS[self.speed_index]
 
+    def relearn(self, note: str = "") -> bool:
+        if not self.follow or self.finished.is_set():
+            return False
+        self._relearn = note
+        self._wake.set()
+        return True
+
     # ------------------------------------------------------------------ the worker
 
     def _open(self, feed: Feed) -> list:
@@ -183,6 +194,7 @@ class ReplaySource(RecordSource):
                     on_data=lambda d, p=path: self._text(feed, p, d),
                     on_reset=lambda why, p=path: self._text_reset(feed, p, why),
                     on_progress=lambda done, size, p=path: self._progress(feed, p, done, size),
+                    on_unread=lambda count, p=path: self._note_unread(feed, p, count),
                 )
                 readers.append((path, follower))
         return readers
@@ -190,6 +202,10 @@ class ReplaySource(RecordSource):
     def _progress(self, feed: Feed, path: str, done: int, size: int) -> None:
         self._read[path] = (done, size)
         feed.catch_up(sum(d for d, _ in self._read.values()), sum(s for _, s in self._read.values()))
+
+    def _note_unread(self, feed: Feed, path: str, count: tuple) -> None:
+        self._unread[path] = count
+        feed.unread(path, count)
 
     def _preview(self, feed: Feed, readers: list) -> None:
         """Tail first: a large log's last part, parsed on its own, is shown while its history is read."""
@@ -277,6 +293,8 @@ class ReplaySource(RecordSource):
         state.logs = {path: copy.deepcopy(log) for path, log in self._logs.items()}
         for level, message, when in self._said:
             state.say(level, message, when)
+        for path, count in self._unread.items():
+            state.training.note_unread(path, *count)
         state.clock = at
         state.skipped = self.skipped
         return state
@@ -297,12 +315,13 @@ class ReplaySource(RecordSource):
             self._told = position
             feed.cursor(**position)
 
-    def run(self, feed: Feed) -> None:
+    def _load(self, feed: Feed) -> list | None:
+        """Open the files, read all there is now, hand over the state (None: nothing to replay, said)."""
         readers = self._open(feed)
         if not readers:
             problems = "; ".join(message for level, message, _ in self._said if level == "error")
             self._say(feed, "error", f"nothing to replay: {problems}" if problems else "nothing to replay")
-            return
+            return None
         self._preview(feed, readers)
         while True:  # load everything there is now
             batch = self._poll(readers)
@@ -314,9 +333,25 @@ class ReplaySource(RecordSource):
         if self.skipped:
             self._say(feed, "warning", f"{self.skipped} line(s) were not records and were skipped")
         self.at = self.span[1]
+        self.live = True
         feed.replace_state(self._state_at(self.at))
         self._tell(feed)
-        if not self.follow:
+        return readers
+
+    def _reload(self, feed: Feed, readers: list, note: str) -> list:
+        """Everything read again from the start (the patterns in effect now), the cursor at the end."""
+        for _path, reader in readers:  # each holds its FileFollower as .file (a record file: .follower)
+            (getattr(reader, "file", None) or reader.follower).close()
+        self.records, self.times, self.at, self.playing = [], [], None, False
+        self._logs, self._said, self._read, self._unread = {}, [], {}, {}
+        self.skipped, self._told = 0, None
+        if note:
+            self._say(feed, "info", note)
+        return self._load(feed) or []
+
+    def run(self, feed: Feed) -> None:
+        readers = self._load(feed)
+        if readers is None or not self.follow:
             return
         last_poll = time.monotonic()
         while not self.stopping.is_set():
@@ -324,6 +359,10 @@ class ReplaySource(RecordSource):
             self._wake.clear()
             if self.stopping.is_set():
                 return
+            if self._relearn is not None:
+                note, self._relearn = self._relearn, None
+                readers = self._reload(feed, readers, note)
+                continue
             with self._lock:
                 jump, self._jump = self._jump, None
             if jump is not None:

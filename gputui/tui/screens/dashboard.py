@@ -20,9 +20,11 @@ from textual.widgets import Footer, Input, Static
 from gputui.config import Config
 from gputui.monitor.summary import job_figures
 from gputui.sources.base import Feed, RecordSource
+from gputui.textsafe import printable
 
 if TYPE_CHECKING:
     from gputui.sources.replay import ReplaySource
+    from gputui.tui.screens.teach import Lesson
 from gputui.tui.messages import FeedReady, SourceFinished
 from gputui.tui.screens.alerts import AlertsScreen
 from gputui.tui.screens.help import HelpScreen
@@ -46,6 +48,7 @@ class DashboardScreen(Screen):
         Binding("a", "alerts", "alerts"),
         Binding("g", "focus_gpus", "gpus"),
         Binding("t", "next_metric", "metric"),
+        Binding("T", "teach", "teach", show=False),
         Binding("l", "log", "log"),
         Binding("slash", "search", "search"),
         Binding("question_mark", "help", "help"),
@@ -211,6 +214,31 @@ class DashboardScreen(Screen):
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen())
+
+    def action_teach(self) -> None:
+        """``T``: name the numbers of a line that was not read (:mod:`gputui.tui.screens.teach`)."""
+        from gputui.tui.screens.teach import TeachScreen  # (the first frame does not wait for it)
+
+        unread = list(self.state.training.unread.values())
+        if not unread:
+            self.state.say("info", "every line that looks like metrics was read: nothing to teach")
+            self.refresh_view(force=True)
+            return
+        self.app.push_screen(TeachScreen(unread), self._taught)
+
+    def _taught(self, lesson: Lesson | None) -> None:
+        """A pattern was stored: the source reads its logs again with it (its own thread does)."""
+        if lesson is None:
+            return
+        saved = f"pattern {lesson.pattern!r} saved in {lesson.settings}"
+        if self.source.relearn(f"{saved}: the logs are read again with it"):
+            self.notify(printable(f"{saved}: reading the logs again"), timeout=8, markup=False)
+        else:
+            self.state.say("info", f"{saved}: it is used when the log is opened again")
+            self.notify(
+                printable(f"{saved}: it is used when the log is opened again"), timeout=8, markup=False
+            )
+            self.refresh_view(force=True)
 
     # ------------------------------------------------------------------ replay
 

@@ -80,10 +80,21 @@ def step_lines(steps: StepSummary, text: Text) -> None:
         text.append("  ".join(figures) + "\n")
 
 
+def unread_text(training: TrainingState) -> str | None:
+    """``3,000 lines in 1 shape not read: T to teach`` (:mod:`gputui.logs.unread`), first: a miss is seen."""
+    lines, shapes = training.unread_total()
+    if not shapes:
+        return None
+    return f"{lines:,} line{'s' * (lines != 1)} in {shapes} shape{'s' * (shapes != 1)} not read: T to teach"
+
+
 def epoch_lines(training: TrainingState, width: int) -> Text:
-    """Epoch progress, epoch-time bars (newest right), images/s and the latest values (a run without
-    epochs: :func:`step_lines` and the latest values other than the loss)."""
+    """The logs' unread lines, epoch progress, epoch-time bars (newest right), images/s and the latest
+    values (a run without epochs: :func:`step_lines` and the latest values other than the loss)."""
     text = Text(no_wrap=True, overflow="ellipsis")
+    unread = unread_text(training)
+    if unread:
+        text.append(unread + "\n", style="yellow")
     steps = training.step_summary()
     if steps is not None:
         step_lines(steps, text)
