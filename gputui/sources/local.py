@@ -111,8 +111,8 @@ class LocalRunSource(RecordSource):
         return sampler
 
     def relearn(self, note: str = "") -> bool:
-        if self.finished.is_set() or self.stopping.is_set():
-            return False
+        if self.exit_codes is not None or self.finished.is_set() or self.stopping.is_set():
+            return False  # the run has ended: nothing follows its output any more
         self._relearn_note = note
         self._relearn.set()
         return True
