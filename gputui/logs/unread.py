@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from gputui.logs.extract import PREFIX
 from gputui.logs.thinning import SHAPE_DELETE
+from gputui.logs.tqdm import BAR
 
 MAX_TRACKED = 64
 MAX_VERDICTS = 4096
@@ -37,10 +38,13 @@ class UnreadShape:
 
 
 def looks_like_metrics(text: str) -> bool:
-    """Words and at least two numbers after the log prefix, one of them measured (a fraction)."""
+    """Words and at least two numbers after the log prefix, one of them measured (a fraction); a progress
+    bar's frame is not (its parser reads it: a bar without metrics gives no record and is no miss)."""
     m = PREFIX.match(text)
     body = text[m.end() :] if m is not None else text
-    return WORD.search(body) is not None and len(NUMBER.findall(body)) >= 2 and bool(MEASURED.search(body))
+    if WORD.search(body) is None or len(NUMBER.findall(body)) < 2 or not MEASURED.search(body):
+        return False
+    return "%" not in body or BAR.match(body.strip()) is None
 
 
 class Unread:

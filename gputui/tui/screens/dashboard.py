@@ -221,8 +221,7 @@ class DashboardScreen(Screen):
 
         unread = list(self.state.training.unread.values())
         if not unread:
-            self.state.say("info", "every line that looks like metrics was read: nothing to teach")
-            self.refresh_view(force=True)
+            self.notify("every line that looks like metrics was read: nothing to teach", timeout=5)
             return
         self.app.push_screen(TeachScreen(unread), self._taught)
 

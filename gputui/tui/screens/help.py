@@ -16,7 +16,7 @@ HELP = """\
   ?            this help            a   alerts and events, with evidence and time
   g            focus the GPU pane   l   focus the log pane / next output file
   t            next training metric in the chart
-  T            teach a log format: name the numbers of a line that was not read (stored in the settings)
+  T            teach a log format: name the numbers of a line not read (kept in the settings)
   R            the run's report: GPUs, epoch times, throughput, final metrics (as `gputui report`)
   /            search the log (enter: find, n: next older match, esc: close)
 [b]GPU pane[/b]
