@@ -13,8 +13,6 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-import pytest
-
 REPO = Path(__file__).resolve().parent.parent
 CLUSTER_SCRIPT = REPO / "ci" / "slurm-cluster"  # the host's Slurm 22.05
 VERSION_CLUSTER_SCRIPT = (
@@ -116,16 +114,3 @@ def step_ids(jobid: str, env: Mapping[str, str]) -> list[str]:
 
 def scancel(jobid: str, env: Mapping[str, str]) -> None:
     run(["scancel", jobid], env, check=False)
-
-
-SLUID_REASON = (
-    "Slurm 26.05's `scontrol show job -o` prints `SLUID=<id>` after JobName and gputui reads it as part "
-    "of the name (issue 23 part 2)"
-)
-
-
-def xfail_on(request, cluster, labels: Collection[str], reason: str) -> None:
-    """Mark the running test xfail(strict=True) on the listed test-cluster versions only (a known gputui
-    defect that only that Slurm version shows; strict: it must fail there until fixed)."""
-    if cluster.label in labels:
-        request.node.add_marker(pytest.mark.xfail(reason=reason, strict=True))

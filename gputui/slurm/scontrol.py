@@ -6,8 +6,9 @@ entries ``Nodes=node[1-2] CPU_IDs=0 Mem=0 GRES=gpu:2(IDX:0-1)`` that give each n
 ``StdOut=``/``StdErr=`` are already expanded there.
 
 A job name is any text (Slurm 22.05 takes newlines and ``Key=`` lookalikes in it): it is the text between
-``JobName=`` and the ``UserId=U(N) GroupId=G(N) MCS_label=`` that scontrol prints right after it (the
-first such: the name also appears in ``%x`` output paths), taken out before the rest is split (and its
+``JobName=`` and the ``UserId=U(N) GroupId=G(N) MCS_label=`` that scontrol prints right after it (26.05
+prints ``SLUID=sAF5M8BJ2MWZ00``, the job's unique id, in between; the name ends before it), the first
+such (the name also appears in ``%x`` output paths), taken out before the rest is split (and its
 copies in paths stand in for while they are split); a printed
 line that does not start with ``JobId=`` continues the previous one (a name's newline). So
 ``--job-name 'x StdOut=/etc/passwd JobState=FAILED'`` is only a name. ``Command=`` (the script and its
@@ -36,7 +37,11 @@ FREE_TEXT_KEYS = (
     "Reason",
 )
 _KEY = re.compile(r"(?:^|(?<=\s))([A-Za-z][A-Za-z0-9_/:]*)=")
-_JOB_NAME = re.compile(r"(?:^|\s)JobName=(.*?) UserId=\S*\(\d+\) GroupId=\S*\(\d+\) MCS_label=", re.DOTALL)
+#: 26.05+ prints ``SLUID=<s and 13 base-32 characters>`` between the name and ``UserId`` (measured: 26.05.5).
+_SLUID = r"(?: SLUID=s[0-9A-Z]{13})?"
+_JOB_NAME = re.compile(
+    rf"(?:^|\s)JobName=(.*?){_SLUID} UserId=\S*\(\d+\) GroupId=\S*\(\d+\) MCS_label=", re.DOTALL
+)
 _NAME_MARK = "\x00"  # stands for the job name in its %x-expanded paths while they are split (no NUL there)
 #: Keys scontrol prints (22.05 plus later additions); after a free-text key only these end its value.
 KNOWN_KEYS = frozenset(

@@ -23,7 +23,6 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from slurm_helpers import SLUID_REASON, xfail_on
 
 from gputui.cli import main
 from gputui.home.launch import LaunchForm, validate_form
@@ -182,8 +181,7 @@ def test_the_injection_name_runs_nothing_on_the_cluster(slurm_cluster, tmp_path)
 
 
 @pytest.mark.slurm
-def test_odd_names_never_hide_a_job(slurm_cluster, tmp_path, request) -> None:
-    xfail_on(request, slurm_cluster, {"26.05"}, SLUID_REASON)
+def test_odd_names_never_hide_a_job(slurm_cluster, tmp_path) -> None:
     env = slurm_cluster.env
     ids = {}
     try:

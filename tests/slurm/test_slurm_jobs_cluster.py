@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from attach_helpers import Collector, gputui, job_env, submit_with_run
-from slurm_helpers import SLUID_REASON, run, sbatch, scancel, step_ids, wait_for, wait_job_state, xfail_on
+from slurm_helpers import run, sbatch, scancel, step_ids, wait_for, wait_job_state
 
 from gputui.recordio import parse_line, parse_prefixed
 from gputui.records import Record
@@ -176,8 +176,7 @@ def test_finished_and_unknown_jobs(env, tmp_path) -> None:
         )
 
 
-def test_array_job(env, tmp_path, slurm_cluster, request) -> None:
-    xfail_on(request, slurm_cluster, {"26.05"}, SLUID_REASON)
+def test_array_job(env, tmp_path) -> None:
     job = sbatch(
         'echo "task $SLURM_ARRAY_TASK_ID"; sleep 60',
         env,
