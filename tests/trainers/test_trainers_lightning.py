@@ -133,7 +133,7 @@ def test_layout_mismatch_is_one_line(tmp_path: Path) -> None:
 
 def test_lightning_pattern_refuses_a_job_named_bash(capsys) -> None:
     argv = ["run", "--pattern", "lightning", "--job-name", "bash", "--dry-run", "--", "python", "t.py"]
-    assert cli_main(argv) == 1
+    assert cli_main(argv) == 2  # a usage error: nothing written or submitted
     assert "Lightning takes a job of that name for an interactive session" in capsys.readouterr().err
 
 
