@@ -1,11 +1,13 @@
 """What was not understood: lines that look like metrics but gave no record, counted per shape.
 
 A line *looks like a metric line* when, after its log prefix, it has words and at least two numbers, one
-of them with a fraction or an exponent (``iter 120 => l=0.52 @ 0.31s``); prose, paths, tracebacks and
-counters alone do not. A shape (the line with its digits, spaces and number punctuation deleted, as
-:mod:`gputui.logs.thinning` shapes frames) is *listed* once it repeats with changing numbers. Work is per
-shape, not per line: a line costs one ``translate`` and one dict lookup; the test above runs once per new
-shape. Memory is bounded: :data:`MAX_TRACKED` shapes are kept (more lines are counted, not listed).
+of them with a fraction or an exponent (``iter 120 => l=0.52 @ 0.31s``); prose, counters alone, digits of
+names (``adam_beta1``), module and tensor printouts, tracebacks, drawn tables and progress bars do not. A
+shape (the line with its digits, spaces and number punctuation deleted, as :mod:`gputui.logs.thinning`
+shapes frames) is *listed* once :data:`MIN_LINES` of its lines were not read and their numbers changed.
+Work is per shape, not per line: a line costs one ``translate`` and one dict lookup; the test above runs
+once per new shape. Memory is bounded: :data:`MAX_TRACKED` shapes are kept (more lines are counted, not
+listed).
 
 In catch-up mode the parser sees only some frames of a run (:mod:`gputui.logs.thinning`); every skipped
 frame has the shape of a kept one of its block, so a block's unread lines are counted from the shapes of
@@ -19,13 +21,26 @@ from dataclasses import dataclass
 
 from gputui.logs.extract import PREFIX
 from gputui.logs.thinning import SHAPE_DELETE
-from gputui.logs.tqdm import BAR
 
 MAX_TRACKED = 64
 MAX_VERDICTS = 4096
-NUMBER = re.compile(r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
-MEASURED = re.compile(r"\d\.\d|\d[eE][-+]?\d")
-WORD = re.compile(r"[A-Za-z]")
+#: a shape is listed once this many of its lines were not read (a setting printed once per rank is not)
+MIN_LINES = 3
+# a number on its own, not a digit of a name (``beta1``, ``layer1.0.conv1``); a unit may follow (``310ms``)
+NUMBER = re.compile(r"(?<![A-Za-z_\d.])[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\d.])")
+MEASURED = re.compile(r"(?<![A-Za-z_\d.])\d+\.\d|(?<![A-Za-z_\d.])\d[eE][-+]?\d")
+WORD = re.compile(r"[A-Za-z]{2,}")
+# lines with numbers that are not metrics of the run: module and tensor printouts, tuples and lists of
+# values, traceback frames, tables drawn with bars (nvidia-smi), progress bars of any library (their
+# parsers read the frames that hold metrics) and tool chatter (wandb's uploads)
+NOT_METRICS = re.compile(
+    r"^\s*(?:\(\w+\):\s*)?[A-Z]\w*\("
+    r"|torch\.Size\(|\barray\(|\btensor\("
+    r"""|^\s*[\[(]\s*['"]|\[['"]|^\s*File "|^\s*[|+]|(?:/[\w.-]+){3}"""
+    r"|it/s\b|s/it\b|\d%\s*\||[━─█▏▎▍▌▋▊▉]|\[[=>.]{5,}\]"
+    r"|^\s*wandb:"
+)
+TF_PREFIX = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IWEF] \S+\] ")  # TensorFlow's C++ log
 
 
 @dataclass
@@ -38,13 +53,14 @@ class UnreadShape:
 
 
 def looks_like_metrics(text: str) -> bool:
-    """Words and at least two numbers after the log prefix, one of them measured (a fraction); a progress
-    bar's frame is not (its parser reads it: a bar without metrics gives no record and is no miss)."""
+    """Words and at least two numbers after the log prefix, one of them measured (a fraction), and none of
+    the shapes of :data:`NOT_METRICS` (printouts, tables, progress bars: they are no miss)."""
+    text = TF_PREFIX.sub("", text)
     m = PREFIX.match(text)
     body = text[m.end() :] if m is not None else text
-    if WORD.search(body) is None or len(NUMBER.findall(body)) < 2 or not MEASURED.search(body):
+    if WORD.search(body) is None or not MEASURED.search(body) or len(NUMBER.findall(body)) < 2:
         return False
-    return "%" not in body or BAR.match(body.strip()) is None
+    return NOT_METRICS.search(body) is None and NOT_METRICS.match(text) is None
 
 
 class Unread:
@@ -99,7 +115,7 @@ class Unread:
 
     def listed(self) -> list[UnreadShape]:
         """The shapes that repeat with changing numbers, most lines first."""
-        found = [s for s in self.shapes.values() if s.count > 1 and s.changed]
+        found = [s for s in self.shapes.values() if s.count >= MIN_LINES and s.changed]
         return sorted(found, key=lambda s: -s.count)
 
     def summary(self) -> tuple[int, int]:

@@ -200,7 +200,7 @@ def test_the_shapes_tracked_are_bounded() -> None:
     unread = Unread()
     for shape in range(MAX_TRACKED + 50):
         for step in range(3):
-            unread.see(f"{'x' * shape}a {step} b {step / 10 + 0.01:.2f}")
+            unread.see(f"{'x' * shape}ab {step} cd {step / 10 + 0.01:.2f}")
     assert len(unread.shapes) == MAX_TRACKED and unread.untracked == 50 * 3
 
 
