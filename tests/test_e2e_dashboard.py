@@ -102,12 +102,13 @@ def gpu_rows(screen: str, host: str) -> list[int]:
 
 
 def training_loss(screen: str) -> str | None:
-    """The ``loss X`` of the training pane's status line (``images/s R  loss X  accuracy A``)."""
+    """The latest loss of the training pane: ``loss X`` of an epoch run's status line (``images/s R  loss
+    X  accuracy A``), or the last of ``loss FIRST → LAST`` of a step run's."""
     for line in screen.splitlines():
         _gpus, sep, right = line.partition("││")  # the training pane is right of the GPU pane
-        match = sep and re.match(r" (?:images/s \S+ +)?loss (\S+)", right)
+        match = sep and re.match(r" (?:images/s \S+ +)?loss (\S+)(?: → (\S+))?", right)
         if match:
-            return match.group(1)
+            return match.group(2) or match.group(1)
     return None
 
 
