@@ -24,36 +24,16 @@ from textual.widgets import Footer, Input, Static
 
 from gputui.config import Config
 from gputui.home.poller import JobsSnapshot, SlurmPoller
-from gputui.home.rows import AttachedFigures, JobRow, build_rows, filter_rows, gpu_total
+from gputui.home.rows import AttachedFigures, JobRow, build_rows, filter_rows
 from gputui.serve.mode import not_in_browser, served
 from gputui.slurm.commands import SlurmError, slurm_env
 from gputui.slurm.jobs import Job
-from gputui.textsafe import printable
 from gputui.tui.messages import ActionDone, JobsPolled
 from gputui.tui.screens.dialogs import ChoiceScreen, ConfirmScreen, PromptScreen, TextScreen
 from gputui.tui.screens.help import HelpScreen
+from gputui.tui.screens.jobs_text import HOME_HELP, detail_line, header_line, status_lines
 from gputui.tui.widgets.cluster_pane import ClusterPane
 from gputui.tui.widgets.jobs_table import JobsTable
-
-HOME_HELP = """\
-[b]gputui[/b] — my jobs on this cluster, and where GPUs are free
-
-[b]jobs list[/b]
-  enter   open the job's dashboard (running: attach a probe; ended: replay its output)
-  l       launch a job from a form (live batch-script preview)
-  c       cancel the job (asks; y confirms)       s   send a signal (USR1, USR2, TERM, INT)
-  v       view its batch script                   e   edit a copy in $EDITOR and resubmit
-  o       open a shell inside the job (srun --overlap --pty, on the node you pick)
-  /       filter (words matched in any column)    r   refresh now
-  S       settings in effect and the file they come from
-  d       demo: a real local training run with simulated GPUs (no Slurm needed)
-  p       replay a record file or training log
-  q       quit (your jobs keep running)            ?   this help
-[b]in a dashboard[/b]
-  q / esc back to this list (stops only gputui's probe of that job)
-
-UTIL and LOSS are the last values seen in the job's dashboard.
-"""
 
 
 def _actions():
@@ -75,6 +55,7 @@ class JobsScreen(Screen):
         Binding("o", "shell", "shell"),
         Binding("slash", "filter", "filter"),
         Binding("r", "refresh", "refresh"),
+        Binding("h", "history", "GPU-hours", show=False),
         Binding("S", "settings", "settings", show=False),
         Binding("d", "demo", "demo", show=False),
         Binding("p", "replay", "replay", show=False),
@@ -189,87 +170,16 @@ class JobsScreen(Screen):
             self.query_one(selector, Static).update(content)
 
     def _draw_header(self) -> None:
-        text = Text(no_wrap=True, overflow="ellipsis")
-        text.append(" gputui ", style="bold reverse")
-        if self.filter_text:
-            text.append(f"  filter: {self.filter_text}", style="bold cyan")
-        snap = self.snapshot
-        if snap is None:
-            text.append("  asking Slurm for your jobs…")
-        elif not snap.slurm_found:
-            text.append("  no Slurm here", style="bold yellow")
-        else:
-            if snap.cluster_name:
-                text.append(f"  cluster {snap.cluster_name}", style="bold")
-            if snap.version:
-                text.append(f" · Slurm {snap.version}")
-            counts: dict[str, int] = {}
-            for job in snap.jobs:
-                key = job.state.lower() if job.active else "ended"
-                counts[key] = counts.get(key, 0) + 1
-            summary = ", ".join(f"{n} {k}" for k, n in counts.items()) or "no jobs"
-            if not snap.taken_at and not snap.jobs:
-                summary = "not known yet"
-            text.append(f" · my jobs: {summary}")
-            if snap.taken_at:
-                text.append(f" · {time.strftime('%H:%M', time.localtime(snap.taken_at))}", style="dim")
-                text.append(f" every {self.config.jobs.refresh_s:g} s", style="dim")
+        text = header_line(self.snapshot, self.filter_text, self.config.jobs.refresh_s)
         self._update("#jobs-header", text)
 
     def _draw_detail(self) -> None:
-        row = self.query_one(JobsTable).selected_row()
-        job = row.job if row else None
-        if job is None:
-            snap = self.snapshot
-            empty = snap is not None and not snap.jobs and snap.slurm_found and bool(snap.taken_at)
-            self._update(
-                "#job-detail",
-                "no jobs: l launches one, d runs the demo" if empty else (row.cells[3] if row else ""),
-            )
-            return
-        parts = [f"job {job.job_id}"]
-        if job.gpus:
-            placement = "  ".join(
-                f"{node}: GPU {','.join(map(str, ids)) or '-'}" for node, ids in job.gpus.items()
-            )
-            parts.append(f"{gpu_total(job)} GPUs · {placement}")
-        if job.stdout:  # a path may hold the job's name (%x): shown printable, opened as Slurm gave it
-            parts.append(f"out {printable(job.stdout)}")
-        elif job.work_dir:
-            parts.append(f"in {printable(job.work_dir)}")
-        if job.exit_code and not job.active:
-            parts.append(f"exit {job.exit_code}")
-        self._update("#job-detail", Text(" · ".join(parts), no_wrap=True, overflow="ellipsis"))
+        self._update("#job-detail", detail_line(self.query_one(JobsTable).selected_row(), self.snapshot))
 
     def _draw_status(self) -> None:
-        widget = self.query_one("#status", Static)
-        snap = self.snapshot
-        lines: list[Text] = []
-        if self.status is not None:
-            style = {"error": "bold red", "warning": "yellow"}.get(self.status[1], "")
-            lines.append(Text(self.status[0], style=style))
-        if snap is not None and not snap.slurm_found:
-            lines.append(
-                Text(f"{snap.errors[0]} — d: demo · l: launch locally · p: replay a file", style="yellow")
-            )
-        elif snap is not None and snap.errors and not snap.taken_at:
-            hint = " — d: demo · p: replay a file · l: launch locally"
-            lines.append(Text(snap.errors[0] + hint, style="bold red"))
-        elif snap is not None and snap.errors:
-            lines.append(
-                Text(
-                    snap.errors[0] + (f" (+{len(snap.errors) - 1} more)" if len(snap.errors) > 1 else ""),
-                    style="bold red",
-                )
-            )
-        elif snap is not None and snap.accounting is False and self.config.jobs.ended_hours > 0:
-            lines.append(
-                Text(
-                    "accounting disabled: ended jobs are listed only while Slurm remembers them", style="dim"
-                )
-            )
+        lines = status_lines(self.status, self.snapshot, self.config.jobs.ended_hours)
         self._update("#status", lines[0] if lines else "")
-        widget.display = bool(lines)
+        self.query_one("#status", Static).display = bool(lines)
 
     @on(JobsTable.RowHighlighted)
     def _row_moved(self) -> None:
@@ -568,6 +478,11 @@ class JobsScreen(Screen):
         cluster = self.snapshot.cluster_name if self.snapshot else ""
         text = settings_text(self.config, cluster, getattr(self.app, "warning", None))
         self.app.push_screen(TextScreen("settings in effect", text))
+
+    def action_history(self) -> None:
+        from gputui.tui.screens.history import HistoryScreen
+
+        self.app.push_screen(HistoryScreen(user=self.poller.user))
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen(HOME_HELP))
