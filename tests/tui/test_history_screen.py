@@ -19,14 +19,14 @@ from textual.pilot import Pilot
 from textual.widgets import DataTable, Static
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "slurm"))
-from fake_slurm import FakeSlurm as FakeSlurmCommands  # noqa: E402
-from fake_slurm import response  # noqa: E402
-from test_history import SACCT  # noqa: E402
+from fake_slurm import FakeSlurm as FakeSlurmCommands
+from fake_slurm import response
+from test_history import SACCT
 
-from gputui.recordio import encode_record  # noqa: E402
-from gputui.records import Record  # noqa: E402
-from gputui.tui.screens.history import HistoryScreen  # noqa: E402
-from gputui.tui.screens.jobs import JobsScreen  # noqa: E402
+from gputui.recordio import encode_record
+from gputui.records import Record
+from gputui.tui.screens.history import HistoryScreen
+from gputui.tui.screens.jobs import JobsScreen
 
 DB_DOWN = "sacct: error: Problem talking to the database: Connection refused"
 
