@@ -339,7 +339,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     jobs = sub.add_parser("jobs", help="list my Slurm jobs")
     jobs.add_argument("--json", action="store_true")
-    jobs.add_argument("--all", action="store_true", help="include jobs that ended in the last minutes")
+    jobs.add_argument(
+        "--all",
+        action="store_true",
+        help="include ended jobs: those Slurm still remembers and sacct's of the last [jobs] ended_hours",
+    )
     history = sub.add_parser("history", help="my ended jobs' GPU-hours, GPU use and outcome (one sacct call)")
     history.add_argument(
         "--since",
