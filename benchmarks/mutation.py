@@ -11,7 +11,7 @@ Groups (module set -> tests run for each of its mutants, ``-x -m "not slurm"``, 
 - ``core``: ``records.py``, ``recordio.py``, ``distenv.py`` -> their unit tests (those that exist);
 - ``logs``: ``gputui/logs/`` -> ``tests/logs``;
 - ``probes``: ``gputui/probes/`` -> ``tests/probes``;
-- ``slurm``: ``gputui/slurm/`` -> ``tests/slurm``, ``tests/test_hostlist.py``,
+- ``slurm``: ``gputui/slurm/``, ``gputui/hostlist.py`` -> ``tests/slurm``, ``tests/test_hostlist.py``,
   ``tests/test_slurm_cluster.py``.
 
 Every mutant Cosmic Ray's default operators make is a candidate, less those inside type annotations (every
@@ -74,7 +74,7 @@ GROUPS: dict[str, Group] = {
     "logs": Group(("gputui/logs",), ("tests/logs",)),
     "probes": Group(("gputui/probes",), ("tests/probes",)),
     "slurm": Group(
-        ("gputui/slurm",),
+        ("gputui/slurm", "gputui/hostlist.py"),
         ("tests/slurm", "tests/test_hostlist.py", "tests/test_slurm_cluster.py"),
     ),
 }  # fmt: skip

@@ -22,7 +22,7 @@ import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gputui.slurm.hostlist import HostlistError, expand_hostlist, expand_tasks_per_node
+from gputui.hostlist import HostlistError, expand_hostlist, expand_tasks_per_node
 
 PORT_LOW, PORT_HIGH = 10000, 32767  # below Linux's ephemeral range (32768-60999)
 DEFAULT_PORT = 29500  # torch's default, used when there is no job id

@@ -1,4 +1,4 @@
-"""Host-list and tasks-per-node expansion (gputui.slurm.hostlist)."""
+"""Host-list and tasks-per-node expansion (gputui.hostlist)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from gputui.slurm.hostlist import HostlistError, expand_hostlist, expand_tasks_per_node
+from gputui.hostlist import HostlistError, expand_hostlist, expand_tasks_per_node
 
 
 @pytest.mark.parametrize(

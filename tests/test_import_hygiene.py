@@ -27,6 +27,7 @@ HEADLESS_MODULES = (
     "gputui.recordio",
     "gputui.metric_names",
     "gputui.distenv",
+    "gputui.hostlist",
     "gputui.cli",
     "gputui.reporter",
     "gputui.reporter_callbacks",
@@ -73,7 +74,7 @@ def test_headless_modules_import_no_ui_framework_or_gpu_library() -> None:
         [sys.executable, "-c", SCRIPT, *args], capture_output=True, text=True, check=True, timeout=120
     )
     result = json.loads(out.stdout)
-    assert "gputui.records" in result["checked"] and "gputui.slurm.hostlist" in result["checked"]
+    assert "gputui.records" in result["checked"] and "gputui.hostlist" in result["checked"]
     assert _heavy(result["modules"]) == []
 
 

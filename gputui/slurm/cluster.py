@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from gputui.hostlist import HostlistError, expand_hostlist
 from gputui.slurm.commands import run_slurm
-from gputui.slurm.hostlist import HostlistError, expand_hostlist
 
 SEP = "\x1f"
 #: sinfo -O fields, in order.

@@ -18,10 +18,10 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from gputui.hostlist import HostlistError, expand_hostlist
 from gputui.slurm import jsonshape
 from gputui.slurm.commands import SlurmError, run_slurm
 from gputui.slurm.fields import FIELD_END, UNIT_SEP, split_rows
-from gputui.slurm.hostlist import HostlistError, expand_hostlist
 from gputui.slurm.stdout_path import PatternContext, resolve_stdout
 from gputui.textsafe import printable
 

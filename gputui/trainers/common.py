@@ -16,8 +16,8 @@ from typing import NoReturn
 
 from gputui.argtypes import positive_float, positive_int
 from gputui.distenv import DistEnv, DistEnvError
+from gputui.hostlist import HostlistError, expand_tasks_per_node
 from gputui.reporter import Reporter
-from gputui.slurm.hostlist import HostlistError, expand_tasks_per_node
 from gputui.trainers.data import DATASETS, DatasetError
 
 EXIT_ERROR, EXIT_USAGE, EXIT_PEER = 1, 2, 3

@@ -16,9 +16,9 @@ import sys
 import pytest
 from fake_slurm import RUNNING_LINE, replaced
 
+from gputui.hostlist import HostlistError, expand_hostlist
 from gputui.slurm.batch_script import LaunchSpec, render, submit
 from gputui.slurm.commands import SlurmError, run_slurm
-from gputui.slurm.hostlist import HostlistError, expand_hostlist
 from gputui.slurm.launch_local import LocalRun
 from gputui.slurm.scontrol import parse_scontrol_job
 from gputui.slurm.version import SlurmVersion
