@@ -32,8 +32,8 @@ import threading
 import time
 
 from gputui.monitor.state import DashboardState, JobInfo
-from gputui.records import Record
 from gputui.sources.base import Feed
+from gputui.stream.records import Record
 
 REFRESH_S = 0.5  # DashboardSettings.refresh_s
 T0 = 1_800_000_000.0  # record time of the first simulated second

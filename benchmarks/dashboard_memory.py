@@ -37,7 +37,7 @@ import time
 import psutil
 
 from gputui.monitor.state import DashboardState, JobInfo
-from gputui.records import Record
+from gputui.stream.records import Record
 
 T0 = 1_800_000_000.0
 GIB = 1024**3

@@ -30,8 +30,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def replay_file(folder: Path) -> Path:
     sys.path.insert(0, str(ROOT))
-    from gputui.recordio import RecordWriter
-    from gputui.records import gpu_sample, metric
+    from gputui.stream.io import RecordWriter
+    from gputui.stream.records import gpu_sample, metric
 
     path = folder / "run.jsonl"
     with RecordWriter(path) as out:

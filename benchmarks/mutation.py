@@ -8,7 +8,7 @@ clone is put first on ``PYTHONPATH`` so it shadows the editable install, and sub
 
 Groups (module set -> tests run for each of its mutants, ``-x -m "not slurm"``, in the clone):
 
-- ``core``: ``records.py``, ``recordio.py``, ``distenv.py`` -> their unit tests (those that exist);
+- ``core``: ``stream/records.py``, ``stream/io.py``, ``distenv.py`` -> their unit tests (those that exist);
 - ``logs``: ``gputui/logs/`` -> ``tests/logs``;
 - ``probes``: ``gputui/probes/`` -> ``tests/probes``;
 - ``slurm``: ``gputui/slurm/``, ``gputui/hostlist.py`` -> ``tests/slurm``, ``tests/test_hostlist.py``,
@@ -67,7 +67,7 @@ class Group:
 
 GROUPS: dict[str, Group] = {
     "core": Group(
-        ("gputui/records.py", "gputui/recordio.py", "gputui/distenv.py"),
+        ("gputui/stream/records.py", "gputui/stream/io.py", "gputui/distenv.py"),
         ("tests/test_records.py", "tests/test_recordio.py", "tests/test_distenv.py",
          "tests/test_master_port_values.py", "tests/test_mutants_records.py"),
     ),
@@ -84,7 +84,7 @@ GROUPS: dict[str, Group] = {
 # ("accepted", why): a real difference, not worth a test; still counted as survived.
 EQ, ACC = "equivalent", "accepted"
 EXPLAINED: dict[tuple[str, str, str], tuple[str, str]] = {
-    ("gputui/recordio.py", "_CHUNK = 1 << 16", "_CHUNK = 1 % 16"): (
+    ("gputui/stream/io.py", "_CHUNK = 1 << 16", "_CHUNK = 1 % 16"): (
         ACC, "1-byte reads give the same records, far slower; they differ only for a line of 1 MiB to "
         "1 MiB + 64 KiB, which 64 KiB reads accept though docs/records.md says lines over 1 MiB are dropped",
     ),
@@ -139,18 +139,18 @@ EXPLAINED: dict[tuple[str, str, str], tuple[str, str]] = {
         EQ, "t % 300 < 10 never holds for 59 < t <= 60",
     ),
     # the independent sample (seed 15, 30 per group, commit 25c5ec4)
-    ("gputui/recordio.py", "_CHUNK = 1 << 16", "_CHUNK = 1 * 16"): (
+    ("gputui/stream/io.py", "_CHUNK = 1 << 16", "_CHUNK = 1 * 16"): (
         ACC, "16-byte reads: as for 1 << 16 -> 1 % 16 above",
     ),
-    ("gputui/recordio.py", "self._needs_newline = len(view) < len(data)",
+    ("gputui/stream/io.py", "self._needs_newline = len(view) < len(data)",
      "self._needs_newline = len(view) is not len(data)"): (
         ACC, "differs only after a write that failed before its first byte (a record over 256 bytes): "
         "the next record then starts with a newline, a blank line that readers skip",
     ),
-    ("gputui/records.py", "*,", "/,"): (
+    ("gputui/stream/records.py", "*,", "/,"): (
         EQ, "keyword-only marker made positional-only: every caller uses keywords",
     ),
-    ("gputui/records.py",
+    ("gputui/stream/records.py",
      'def event(event_type: str, *, message: str = "", time: float | None = None, '
      '**detail: Any) -> Record:',
      'def event(event_type: str, /, message: str = "", time: float | None = None, '

@@ -8,7 +8,7 @@ leaves per frame once the parts no parser can skip are paid:
 - **floor**: text-mode ``for line in TextIOWrapper(...)`` (decode, split on ``\\n`` and ``\\r``);
 - **parser**: ``gputui.logs.parse_bytes`` (frames, records, outcome), for the current ratio;
 - **records**: building the parser's own records again (same names, values parsed from text with
-  ``float``, same field layout, one :class:`~gputui.records.Record` each, as ``logs.base.emit`` does):
+  ``float``, same field layout, one :class:`~gputui.stream.records.Record` each, as ``logs.base.emit`` does):
   the schema's one-metric-per-record model makes these a fixed cost of any parser; also with only
   ``name`` and ``value`` (**minimal records**, the most generous bound), and as bare ``(name, value)``
   tuples (**tuples**: what a different record model would still pay);
@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 
 from gputui.logs import LogParser  # noqa: E402
 from gputui.logs.normalize import Normalizer  # noqa: E402
-from gputui.records import SCHEMA_VERSION, Record  # noqa: E402
+from gputui.stream.records import SCHEMA_VERSION, Record  # noqa: E402
 
 ANCHORS = re.compile(r"loss|acc|[Ee]poch|step|it/s|\{'|Error|error|CANCELLED|Traceback")
 NEVER = re.compile(r"\x00\x01")

@@ -59,7 +59,7 @@ from gputui.probes.nvidia import NvidiaBackend
 b = NvidiaBackend()
 b.open()
 from gputui.probes.host import HostProbe
-from gputui.recordio import RecordWriter
+from gputui.stream.io import RecordWriter
 import os, tempfile
 h = HostProbe()
 w = RecordWriter(os.path.join(tempfile.mkdtemp(), "t.jsonl"))
@@ -146,7 +146,7 @@ WRITE = (
     + """
 import os, tempfile
 from gputui.probes.sim import SimBackend
-from gputui.recordio import RecordWriter, encode_record
+from gputui.stream.io import RecordWriter, encode_record
 b = SimBackend({"GPUTUI_SIM_GPUS": "1"}); b.open()
 rec = b.sample(processes=False, now=1.7e9)[0]
 path = os.path.join(tempfile.mkdtemp(), "w.jsonl")

@@ -21,8 +21,8 @@ import sys
 from collections.abc import Mapping
 from typing import IO, Any
 
-from gputui.recordio import RecordWriter, format_prefixed
-from gputui.records import Record, metric
+from gputui.stream.io import RecordWriter, format_prefixed
+from gputui.stream.records import Record, metric
 
 __all__ = ["Reporter"]
 
@@ -105,7 +105,7 @@ class Reporter:
     def start(self, *, epochs: int | None = None, world_size: int | None = None, **detail: Any) -> None:
         """Emit a ``train_started`` event: the planned epochs and world size (the dashboard's progress
         and ETA, reports' GPU counts)."""
-        from gputui.records import event
+        from gputui.stream.records import event
 
         values = {
             k: v for k, v in {"epochs": epochs, "world_size": world_size, **detail}.items() if v is not None
@@ -122,7 +122,7 @@ class Reporter:
     def finish(self, *, epochs: int | None = None, **detail: Any) -> None:
         """Emit a ``train_finished`` event: training ran to its end (what log readers take as evidence
         that the run completed, rather than a log that merely stops)."""
-        from gputui.records import event
+        from gputui.stream.records import event
 
         values = {k: v for k, v in {"epochs": epochs, **detail}.items() if v is not None}
         record = event(

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from gputui import __version__, cli, records
-from gputui.recordio import RecordWriter
+from gputui import __version__, cli
+from gputui.stream import records
+from gputui.stream.io import RecordWriter
 
 GPUTUI = [sys.executable, "-m", "gputui"]
 

@@ -25,8 +25,8 @@ import pytest
 from slurm_helpers import job_state, sbatch, scancel, step_ids, wait_for, wait_job_state
 from test_e2e_tmux import GPUTUI, Tmux
 
-from gputui.recordio import RecordWriter, parse_prefixed
-from gputui.records import gpu_sample, host_sample, metric
+from gputui.stream.io import RecordWriter, parse_prefixed
+from gputui.stream.records import gpu_sample, host_sample, metric
 
 pytestmark = pytest.mark.skipif(
     shutil.which("tmux") is None and os.environ.get("CI") != "true", reason="tmux is not installed"
@@ -269,8 +269,8 @@ def test_replay_cursor_moves_with_the_keys(term: Terminal, tmp_path: Path) -> No
 
 TICKER = """\
 import os, time
-from gputui.recordio import format_prefixed
-from gputui.records import metric
+from gputui.stream.io import format_prefixed
+from gputui.stream.records import metric
 rank = int(os.environ.get("SLURM_PROCID", "0"))
 for i in range(180):
     value = round(3.0 - 0.01 * i + 0.5 * rank, 4)

@@ -24,9 +24,9 @@ from test_e2e_dashboard import Terminal, header, shell
 from test_e2e_home import start_jobs_screen
 from test_e2e_tmux import GPUTUI
 
-from gputui.recordio import ReadStats, read_file
-from gputui.records import Record
 from gputui.slurm.attach import Attacher, AttachOptions
+from gputui.stream.io import ReadStats, read_file
+from gputui.stream.records import Record
 
 CLEANUP_S = 20  # srun gets STOP_GRACE_S (5 s) after its SIGTERM, then is killed: well inside this
 PROBE = "--probe-backend sim --probe-interval 0.5"

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from slurm_helpers import wait_for
 
-from gputui.recordio import ReadStats, read_file
+from gputui.stream.io import ReadStats, read_file
 
 pytestmark = pytest.mark.skipif(
     shutil.which("tmux") is None and os.environ.get("CI") != "true", reason="tmux is not installed"

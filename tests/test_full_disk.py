@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from ci_helpers import in_ci
 
-from gputui import records
-from gputui.recordio import ReadStats, RecordWriteError, RecordWriter, read_file
+from gputui.stream import records
+from gputui.stream.io import ReadStats, RecordWriteError, RecordWriter, read_file
 
 STDOUT_FULL = "gputui: error: cannot write to standard output: disk full"
 

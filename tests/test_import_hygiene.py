@@ -23,9 +23,9 @@ HEADLESS_PACKAGES = (
 )
 HEADLESS_MODULES = (
     "gputui",
-    "gputui.records",
-    "gputui.recordio",
-    "gputui.metric_names",
+    "gputui.stream.records",
+    "gputui.stream.io",
+    "gputui.stream.names",
     "gputui.distenv",
     "gputui.hostlist",
     "gputui.cli",
@@ -74,7 +74,7 @@ def test_headless_modules_import_no_ui_framework_or_gpu_library() -> None:
         [sys.executable, "-c", SCRIPT, *args], capture_output=True, text=True, check=True, timeout=120
     )
     result = json.loads(out.stdout)
-    assert "gputui.records" in result["checked"] and "gputui.hostlist" in result["checked"]
+    assert "gputui.stream.records" in result["checked"] and "gputui.hostlist" in result["checked"]
     assert _heavy(result["modules"]) == []
 
 
@@ -92,7 +92,7 @@ def test_help_and_version_paths_stay_light(argv: list[str]) -> None:
 
 def test_the_check_itself_can_fail() -> None:
     """Guard against a hygiene check that cannot fail: a forbidden import is seen."""
-    args = [json.dumps(["gputui.records", "textual.app"]), json.dumps([]), json.dumps([])]
+    args = [json.dumps(["gputui.stream.records", "textual.app"]), json.dumps([]), json.dumps([])]
     out = subprocess.run(
         [sys.executable, "-c", SCRIPT, *args], capture_output=True, text=True, check=True, timeout=120
     )

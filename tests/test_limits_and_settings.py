@@ -27,14 +27,14 @@ from hypothesis import strategies as st
 from test_e2e_dashboard import Terminal, header, shell
 from test_e2e_tmux import GPUTUI
 
-from gputui import records
 from gputui.argtypes import SAMPLE_INTERVAL_S, SLURM_REFRESH_S, Range
 from gputui.cli import build_parser
 from gputui.config import Config, ConfigError, apply_environment, load_config, load_config_or_defaults
 from gputui.logs.lightning_csv import CsvMetricsParser
 from gputui.logs.parser import LogParser
 from gputui.probes.sampler import Sampler
-from gputui.recordio import MAX_JSON_DEPTH, ReadStats, RecordWriter, parse_prefixed, read_records
+from gputui.stream import records
+from gputui.stream.io import MAX_JSON_DEPTH, ReadStats, RecordWriter, parse_prefixed, read_records
 
 DEEP_LIST = b"[" * 1000 + b"]" * 1000
 DEEP_DICT = b'{"a":' * 1000 + b"1" + b"}" * 1000

@@ -13,9 +13,9 @@ import json
 
 import pytest
 
-from gputui import records
 from gputui.distenv import from_environ
-from gputui.recordio import ReadStats, RecordWriter, encode_record, read_file, read_records
+from gputui.stream import records
+from gputui.stream.io import ReadStats, RecordWriter, encode_record, read_file, read_records
 
 A = records.metric("loss", 1.5, step=1, time=1000.0)
 B = records.metric("loss", 1.25, step=2, time=1001.0)

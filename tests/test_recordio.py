@@ -1,4 +1,4 @@
-"""Writing and reading record streams (gputui.recordio): round trips, garbage, truncation, kills."""
+"""Writing and reading record streams (gputui.stream.io): round trips, garbage, truncation, kills."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gputui import records
-from gputui.recordio import (
+from gputui.stream import records
+from gputui.stream.io import (
     ReadStats,
     RecordWriteError,
     RecordWriter,
@@ -161,8 +161,8 @@ def test_unwritable_path_is_a_one_line_error(tmp_path: Path) -> None:
 
 WRITER = """
 import sys
-from gputui import records
-from gputui.recordio import RecordWriter
+from gputui.stream import records
+from gputui.stream.io import RecordWriter
 w = RecordWriter(sys.argv[1])
 i = 0
 while True:
@@ -211,8 +211,8 @@ def test_records_glued_onto_one_line_by_interleaved_ranks_are_all_read() -> None
 def test_a_line_just_over_the_limit_ending_inside_a_read_is_dropped(tmp_path):
     """The 1 MiB line limit holds even when the line's end falls inside the read that passes it (the
     check once per 64 KiB read let lines up to 1 MiB + 64 KiB through)."""
-    from gputui.recordio import DEFAULT_MAX_LINE_BYTES, ReadStats, read_file
-    from gputui.records import metric
+    from gputui.stream.io import DEFAULT_MAX_LINE_BYTES, ReadStats, read_file
+    from gputui.stream.records import metric
 
     good = json.dumps(metric("loss", 0.5, time=1.0).to_json_dict())
     big = json.dumps({**metric("loss", 0.7, time=2.0).to_json_dict(), "pad": "x" * DEFAULT_MAX_LINE_BYTES})

@@ -1,4 +1,4 @@
-"""Record construction and validation (gputui.records, gputui.metric_names)."""
+"""Record construction and validation (gputui.stream.records, gputui.stream.names)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gputui import records
-from gputui.metric_names import canonical_metric_name, is_valid_metric_name
-from gputui.records import RecordError, record_from_json_dict
+from gputui.stream import records
+from gputui.stream.names import canonical_metric_name, is_valid_metric_name
+from gputui.stream.records import RecordError, record_from_json_dict
 
 
 def test_metric_record_round_trips_through_json_dict() -> None:
@@ -150,7 +150,7 @@ def test_every_example_in_the_schema_doc_is_a_valid_record() -> None:
     import re
     from pathlib import Path
 
-    from gputui.recordio import records_from_json_dict
+    from gputui.stream.io import records_from_json_dict
 
     doc = (Path(__file__).parents[1] / "docs" / "records.md").read_text()
     blocks = re.findall(r"```json\n(.*?)```", doc, flags=re.S)

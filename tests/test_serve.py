@@ -20,8 +20,8 @@ import pytest
 from ci_helpers import require_module
 from serve_helpers import GPUTUI, Served, Viewer, alive, session, upgrade_status, wait_until
 
-from gputui.recordio import RecordWriter
-from gputui.records import gpu_sample, metric
+from gputui.stream.io import RecordWriter
+from gputui.stream.records import gpu_sample, metric
 
 PATHS = ["/", "/ws", "/static/js/textual.js", "/static/css/xterm.css", "/download/abc", "/no/such/page"]
 

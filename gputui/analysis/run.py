@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from gputui.analysis.steps import StepSummary, StepTracker
 from gputui.logs.epochs import EpochRow, EpochTable
 from gputui.logs.outcome import merge_outcome
-from gputui.records import Record
+from gputui.stream.records import Record
 
 IDLE_PCT = 5.0
 MAX_GAP_S = 60.0

@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from gputui.records import Record
+from gputui.stream.records import Record
 
 LOSS_NAMES = ("loss", "lm_loss", "loss_step")
 #: Per-step times as the parsers name them, and the factor to seconds.

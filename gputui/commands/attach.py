@@ -16,12 +16,12 @@ import threading
 
 from gputui.cli import CommandError
 from gputui.hangup import OrderlyStop, terminal_gone
-from gputui.recordio import RecordWriteError, RecordWriter
-from gputui.records import Record
 from gputui.serve.mode import has_screen
 from gputui.slurm.attach import Attacher, AttachError, AttachOptions
 from gputui.slurm.commands import SlurmError
 from gputui.slurm.jobid import JobIdError, validate_jobid
+from gputui.stream.io import RecordWriteError, RecordWriter
+from gputui.stream.records import Record
 
 _GIB = 1024**3
 

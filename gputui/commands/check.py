@@ -7,7 +7,7 @@ import sys
 from collections import Counter
 
 from gputui.cli import CommandError
-from gputui.recordio import ReadStats, read_file
+from gputui.stream.io import ReadStats, read_file
 
 
 def main(args: argparse.Namespace) -> int:

@@ -50,7 +50,7 @@ def run_headless(
     config = settings()
     writer = None
     if record_to:
-        from gputui.recordio import RecordWriteError, RecordWriter
+        from gputui.stream.io import RecordWriteError, RecordWriter
 
         try:
             writer = RecordWriter(record_to)

@@ -26,7 +26,7 @@ from gputui.analysis import RunAnalysis
 from gputui.commands.export import metric_step
 from gputui.commands.report import RunError, file_records, run_files
 from gputui.output import WriteFailed
-from gputui.records import Record
+from gputui.stream.records import Record
 
 BATCH = 1000  # MLflow's limit of metrics per log_batch call
 SYSTEM_FIELDS = {

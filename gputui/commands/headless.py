@@ -14,7 +14,7 @@ from gputui.cli import CommandError
 from gputui.commands.probe import GuardedEmit, open_backend
 from gputui.probes.base import ProbeError
 from gputui.probes.headless import RotatingWriter, Summary, expand_log_path
-from gputui.recordio import RecordWriteError, RecordWriter
+from gputui.stream.io import RecordWriteError, RecordWriter
 
 
 def main(args: argparse.Namespace) -> int:

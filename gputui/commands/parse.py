@@ -30,8 +30,8 @@ from gputui.logs.metric_files import metric_file_kind, metric_file_parser, metri
 from gputui.logs.parser import FAMILIES, LogParser
 from gputui.logs.tensorboard import EventFileParser
 from gputui.logs.unread import Unread
-from gputui.recordio import encode_record, read_records
-from gputui.records import Record
+from gputui.stream.io import encode_record, read_records
+from gputui.stream.records import Record
 from gputui.textsafe import printable
 
 FORMATS = ("auto", *FAMILIES, "csv", "tensorboard", "jsonl")

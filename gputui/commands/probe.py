@@ -14,8 +14,8 @@ from collections.abc import Callable
 from gputui.cli import CommandError
 from gputui.probes.backends import make_backend
 from gputui.probes.base import ProbeError
-from gputui.recordio import RecordWriteError
-from gputui.records import Record
+from gputui.stream.io import RecordWriteError
+from gputui.stream.records import Record
 
 
 class GuardedEmit:
@@ -69,7 +69,7 @@ def open_backend(args: argparse.Namespace):
 
 def main(args: argparse.Namespace) -> int:
     from gputui.probes.sampler import run_sampling
-    from gputui.recordio import RecordWriter
+    from gputui.stream.io import RecordWriter
 
     backend = open_backend(args)
     writer = RecordWriter("-")

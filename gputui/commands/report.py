@@ -25,8 +25,8 @@ from typing import IO
 from gputui.analysis import RunAnalysis, RunReport, ScalePoint
 from gputui.logs.metric_files import metric_file_parser, run_dir_files, runs_of
 from gputui.logs.parser import LogParser
-from gputui.recordio import read_file
-from gputui.records import Record
+from gputui.stream.io import read_file
+from gputui.stream.records import Record
 
 JOB_ID = re.compile(r"^\d+(?:_\d+)?$")
 READ_SIZE = 1 << 20

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Protocol
 
-from gputui.metric_names import canonical_metric_name, is_valid_metric_name
-from gputui.records import SCHEMA_VERSION, Record
+from gputui.stream.names import canonical_metric_name, is_valid_metric_name
+from gputui.stream.records import SCHEMA_VERSION, Record
 
 NUM = r"(?:[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)\b)"
 NUM_RE = re.compile(NUM, re.IGNORECASE)
@@ -154,7 +154,7 @@ def metric(
     time: float | None = None,
     **extra: Any,
 ) -> Record | None:
-    """A metric record (same fields as :func:`gputui.records.metric`), built without re-validation.
+    """A metric record (same fields as :func:`gputui.stream.records.metric`), built without re-validation.
 
     Names go through the alias table; a name that cannot be made valid gives ``None``.
     """
@@ -178,7 +178,7 @@ def emit(
     """Append one metric record per ``(name, value)`` pair to ``out`` (the hot path of every parser).
 
     The fields shared by the pairs are laid out once and copied per record, in the order of
-    :func:`gputui.records.metric`; ``ctx.stated_epoch`` is set when an ``epoch``-scope record is made.
+    :func:`gputui.stream.records.metric`; ``ctx.stated_epoch`` is set when an ``epoch``-scope record is made.
     """
     shared: dict[str, Any] = {"name": None, "value": None}
     if step is not None:

@@ -13,7 +13,7 @@ import os
 from typing import BinaryIO
 
 from gputui.logs.parser import LogParser
-from gputui.records import Record
+from gputui.stream.records import Record
 
 #: How much of a log's end is shown (and previewed) first.
 TAIL_BYTES = 256 << 10

@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gputui.records import Record
+from gputui.stream.records import Record
 
 PROGRESS_SOURCES = frozenset({"keras", "tqdm", "lightning", "ultralytics"})  # bars: the last final frame wins
 MAX_PENDING = 8

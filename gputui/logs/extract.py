@@ -24,7 +24,7 @@ from gputui.logs import generic
 from gputui.logs.base import Context, emit, is_metric_name, to_float
 from gputui.logs.naming import full_name
 from gputui.logs.tokens import LABEL, TOKEN, Reading, counter_kind, read_line
-from gputui.records import Record
+from gputui.stream.records import Record
 
 NAME = "extract"
 PREFIX = re.compile(

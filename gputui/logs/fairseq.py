@@ -27,8 +27,8 @@ import re
 from typing import Any
 
 from gputui.logs.base import Context, emit, to_float
-from gputui.recordio import loads_json
-from gputui.records import Record
+from gputui.stream.io import loads_json
+from gputui.stream.records import Record
 
 NAME = "fairseq"
 OPEN = '{"epoch": '

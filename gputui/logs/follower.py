@@ -48,7 +48,7 @@ from dataclasses import dataclass
 
 from gputui.logs.catchup import TAIL_BYTES, read_tail
 from gputui.logs.parser import LogParser
-from gputui.records import Record, event
+from gputui.stream.records import Record, event
 
 DEFAULT_MAX_BYTES = 4 << 20
 FINGERPRINT_BYTES = 64

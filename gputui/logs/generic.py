@@ -27,7 +27,7 @@ import re
 import time as _time
 
 from gputui.logs.base import NUM, Context, emit, is_metric_name, snake, to_float
-from gputui.records import Record
+from gputui.stream.records import Record
 
 NAME = "generic"
 # the number is whole (not "35" of "epoch 3.5") and no file name ("epoch30.pt", "epoch_5.pth")

@@ -1,4 +1,4 @@
-"""gputui's own records printed on stdout: ``[N: ]@gputui {json}`` (see :mod:`gputui.recordio`).
+"""gputui's own records printed on stdout: ``[N: ]@gputui {json}`` (see :mod:`gputui.stream.io`).
 
 They are taken as they are (their own time and names), with the rank of an ``srun --label`` prefix
 added when the record has none and a ``scope`` (``epoch`` when the record has an epoch and no step).
@@ -8,8 +8,8 @@ A line with the marker but a broken payload gives no records (it is counted in `
 from __future__ import annotations
 
 from gputui.logs.base import Context
-from gputui.recordio import STDOUT_PREFIX, parse_prefixed
-from gputui.records import Record, RecordError
+from gputui.stream.io import STDOUT_PREFIX, parse_prefixed
+from gputui.stream.records import Record, RecordError
 
 NAME = "gputui"
 

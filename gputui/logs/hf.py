@@ -30,7 +30,7 @@ import ast
 import re
 
 from gputui.logs.base import Context, emit
-from gputui.records import Record
+from gputui.stream.records import Record
 
 NAME = "hf_trainer"
 DICT = re.compile(r"\{'[A-Za-z_][\w./ -]*': [^{}]*\}")

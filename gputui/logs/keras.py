@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 
 from gputui.logs.base import NUM, Context, emit, is_metric_name, to_float
-from gputui.records import Record
+from gputui.stream.records import Record
 
 NAME = "keras"
 HEADER = re.compile(r"^\s*Epoch (\d+)/(\d+)\s*$")

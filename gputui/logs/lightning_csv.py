@@ -17,7 +17,7 @@ import math
 import time as _time
 
 from gputui.logs.base import Context, metric, to_float
-from gputui.records import Record
+from gputui.stream.records import Record
 
 NAME = "lightning_csv"
 MAX_SEEN = 1 << 20

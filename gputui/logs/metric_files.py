@@ -28,7 +28,7 @@ from gputui.logs.lightning_csv import CsvMetricsParser
 from gputui.logs.mlflow_store import MlflowRun
 from gputui.logs.tensorboard import EventFileParser
 from gputui.logs.wandb_offline import MissingExtra, WandbRunParser
-from gputui.records import Record, event
+from gputui.stream.records import Record, event
 
 LIGHTNING_LOGS = "lightning_logs"
 STORES = ("mlruns", "wandb")

@@ -22,7 +22,7 @@ import os
 from gputui.logs.base import Context
 from gputui.logs.follower import FileFollower
 from gputui.logs.structured import EPOCH, as_epoch, end_event, logged_value
-from gputui.records import Record
+from gputui.stream.records import Record
 
 NAME = "mlflow"
 META = "meta.yaml"

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from gputui.logs.base import NUM, Context, emit, is_metric_name, to_float
-from gputui.records import Record
+from gputui.stream.records import Record
 
 NAME = "mmengine"
 LOOP = re.compile(r"\b(Epoch|Iter)\((train|val|test)\)\s*(?:\[\s*(\d+)\s*\])?\s*\[\s*(\d+)\s*/\s*(\d+)\s*\]")

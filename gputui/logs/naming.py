@@ -14,7 +14,7 @@ Rule (``docs/log-formats.md``, *The extractor*):
    multiply (counts: ``tok/s 12.3k`` → 12300); no unit suffix is added twice (``step_time_s``);
 4. a leading split word of the line (``Train``, ``Val``/``Valid``/``Validation``/``Eval``, ``Test``)
    prefixes every name that has no split word of its own (``Test: … Loss: 0.5`` → ``test_loss``);
-5. the alias table (:mod:`gputui.metric_names`) then maps the result (``acc1`` → ``accuracy``).
+5. the alias table (:mod:`gputui.stream.names`) then maps the result (``acc1`` → ``accuracy``).
 """
 
 from __future__ import annotations

@@ -65,7 +65,7 @@ from gputui.logs.outcome_patterns import (
 )
 from gputui.logs.runs import GATE as RUN_GATE
 from gputui.logs.runs import TRAINING_KEYS, start_marker
-from gputui.records import Record, event
+from gputui.stream.records import Record, event
 
 RECENT_FRAMES = 64
 FAILURES = ("time_limit", "cancelled", "oom", "nccl_error", "interrupted", "crashed", "crashed_traceback")

@@ -40,8 +40,8 @@ from gputui.logs.outcome import RECENT_FRAMES, OutcomeTracker
 from gputui.logs.outcome import gate as outcome_gate
 from gputui.logs.thinning import ThinningNormalizer
 from gputui.logs.unread import Unread
-from gputui.recordio import STDOUT_PREFIX
-from gputui.records import Record
+from gputui.stream.io import STDOUT_PREFIX
+from gputui.stream.records import Record
 
 #: ``--format`` name → the line parsers it enables, in the order they are tried.
 FAMILIES: dict[str, tuple[LineParser, ...]] = {

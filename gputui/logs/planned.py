@@ -14,7 +14,7 @@ import re
 
 from gputui.logs.base import Context
 from gputui.logs.outcome_patterns import PLANNED_STEPS
-from gputui.records import Record
+from gputui.stream.records import Record
 
 KEY = "steps_planned"  # ctx.extra: the planned steps a setting stated
 SETTING = re.compile(

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 from gputui.logs.base import NUM, Context, emit, metric, to_float
-from gputui.records import Record
+from gputui.stream.records import Record
 
 NAME = "pytorch_examples"
 TRAIN = re.compile(

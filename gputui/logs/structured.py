@@ -11,7 +11,7 @@ named ``epoch``, which is no metric itself). As in Lightning's ``metrics.csv``, 
 from __future__ import annotations
 
 from gputui.logs.base import Context, metric
-from gputui.records import Record, event
+from gputui.stream.records import Record, event
 
 EPOCH = "epoch"
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import struct
 
 from gputui.logs.base import Context, metric
-from gputui.records import Record
+from gputui.stream.records import Record
 
 NAME = "tensorboard"
 MAX_RECORD = 64 << 20

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 
 from gputui.logs.base import NUM, Context, emit, to_float
-from gputui.records import Record
+from gputui.stream.records import Record
 
 NAME = "timm"
 TRAIN = re.compile(r"(?:^|\s)Train:\s*(\d+)\s*\[\s*(\d+)/(\d+)\s*\(\s*\d+%\)\]\s*(.*)$")

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 from gputui.logs.base import is_metric_name
 from gputui.logs.naming import COUNT_SCALE, full_name, line_split
-from gputui.metric_names import canonical_metric_name
+from gputui.stream.names import canonical_metric_name
 
 NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)"
 TOKEN = re.compile(

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from gputui.logs.base import NUM, Context, clock_seconds, emit, is_metric_name, to_float
-from gputui.records import Record
+from gputui.stream.records import Record
 
 NAME = "tqdm"
 LIGHTNING = "lightning"

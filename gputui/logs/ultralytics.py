@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 
 from gputui.logs.base import Context, clock_seconds, emit, is_metric_name, to_float
-from gputui.records import Record
+from gputui.stream.records import Record
 
 NAME = "ultralytics"
 KEY = "ultralytics"  # ctx.extra: the bar's column names (a header was seen on this stream)

@@ -22,7 +22,7 @@ from typing import Any
 
 from gputui.logs.base import Context
 from gputui.logs.structured import EPOCH, as_epoch, end_event, logged_value
-from gputui.records import Record
+from gputui.stream.records import Record
 
 NAME = "wandb"
 NEEDS = "reading W&B offline runs needs: pip install 'gputui[wandb]'"

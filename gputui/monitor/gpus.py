@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gputui.monitor.series import Series
-from gputui.records import Record
+from gputui.stream.records import Record
 
 RECENT = 60  # utilisation points kept per GPU, for its sparkline
 BUCKET_S = 1.0  # resolution of the job-wide utilisation line

@@ -19,7 +19,7 @@ from gputui.monitor.alerts import Alerts
 from gputui.monitor.gpus import GpuBoard
 from gputui.monitor.logtext import LogText
 from gputui.monitor.training import TrainingState
-from gputui.records import Record
+from gputui.stream.records import Record
 
 #: Slurm's final job states as outcomes (used where the log itself has no evidence).
 SLURM_OUTCOME = {

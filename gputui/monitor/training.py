@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from gputui.analysis.steps import StepSummary, StepTracker
 from gputui.logs.epochs import EpochRow, EpochTable
 from gputui.monitor.series import Series
-from gputui.records import Record
+from gputui.stream.records import Record
 
 # Metrics worth a chart, in the order the `m` key cycles through (then anything else seen).
 PREFERRED = ("loss", "loss_step", "loss_epoch", "val_loss", "accuracy", "val_accuracy", "learning_rate")

@@ -22,7 +22,7 @@ from typing import Any
 
 from gputui.probes.amd_sysfs import AmdSysfsBackend
 from gputui.probes.base import Device, ProbeError
-from gputui.records import Record, event, gpu_sample
+from gputui.stream.records import Record, event, gpu_sample
 
 LIBRARIES = ("auto", "pyrsmi", "amdsmi", "sysfs")
 _LIB_FIELDS = ("util_gpu_pct", "util_mem_bw_pct", "mem_used_bytes", "mem_total_bytes", "power_w", "temp_c")

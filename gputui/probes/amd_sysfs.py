@@ -32,7 +32,7 @@ from gputui.probes.amd_topology import (
     sysfs_root,
 )
 from gputui.probes.base import Backend, Device
-from gputui.records import Record, gpu_sample
+from gputui.stream.records import Record, gpu_sample
 
 MI250X_IDS = {"0x7408", "0x740c", "0x740f"}  # Aldebaran: MI250X, MI250, MI210
 _NA16 = 0xFFFF

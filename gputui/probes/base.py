@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gputui.records import Record
+from gputui.stream.records import Record
 
 
 class ProbeError(Exception):

@@ -9,8 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gputui.probes.base import host_name
-from gputui.recordio import RecordWriteError, RecordWriter
-from gputui.records import Record, event
+from gputui.stream.io import RecordWriteError, RecordWriter
+from gputui.stream.records import Record, event
 
 _PATTERN = re.compile(r"%(%|j|N|n|h)")
 

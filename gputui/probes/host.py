@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping
 
 from gputui.probes.base import host_name, job_id
-from gputui.records import Record, host_sample
+from gputui.stream.records import Record, host_sample
 
 
 class HostProbe:

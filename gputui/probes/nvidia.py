@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from gputui.probes.base import Backend, Device, ProbeError, ProcessCache, select_visible, visibility_list
-from gputui.records import Record, event, gpu_sample
+from gputui.stream.records import Record, event, gpu_sample
 
 LIBRARY = "libnvidia-ml.so.1"
 _FIELDS = (

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 import psutil
 
 from gputui.probes.sim import SimBackend
-from gputui.records import Record
+from gputui.stream.records import Record
 
 SIM_MEM_TOTAL = 16 * 1024**3
 

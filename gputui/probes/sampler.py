@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from gputui import __version__
 from gputui.argtypes import SAMPLE_INTERVAL_S
 from gputui.probes.base import Backend, ProbeError
-from gputui.records import Record, event
+from gputui.stream.records import Record, event
 
 Emit = Callable[[Record], None]
 

@@ -14,7 +14,7 @@ import math
 from collections.abc import Mapping
 
 from gputui.probes.base import Backend, Device, ProbeError, select_visible, visibility_list
-from gputui.records import Record, gpu_sample
+from gputui.stream.records import Record, gpu_sample
 
 _MODELS = {
     "nvidia": ("NVIDIA A100-SXM4-40GB", 40 * 1024**3, 400.0, 1410, 1215),

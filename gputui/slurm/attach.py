@@ -49,14 +49,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from gputui import __version__
-from gputui.recordio import parse_line
-from gputui.records import Record, RecordError, event
 from gputui.slurm.commands import SlurmError, slurm_env, which
 from gputui.slurm.jobs import AccountingDisabled, Job, JobNotFound, check_mine, format_duration
 from gputui.slurm.sacct import finished_job
 from gputui.slurm.scontrol import job_detail as _job_detail
 from gputui.slurm.scontrol import node_state
 from gputui.slurm.version import detect_version, overlap_problem, overlap_warning
+from gputui.stream.io import parse_line
+from gputui.stream.records import Record, RecordError, event
 
 _TASK_ERROR = re.compile(r"srun: error: (\S+): tasks? ([\d,-]+): (.*)")
 _NODE_FAILURE = re.compile(r"srun: error: Node failure on (\S+)")

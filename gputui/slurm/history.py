@@ -24,9 +24,9 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from gputui.recordio import read_file
 from gputui.slurm.fields import FIELD_END, split_rows
 from gputui.slurm.sacct import ENDED_STATES, parse_recent
+from gputui.stream.io import read_file
 from gputui.textsafe import printable
 
 FIELDS = ("JobID", "JobName", "State", "ExitCode", "ElapsedRaw", "AllocTRES", "TRESUsageInAve", "End")

@@ -21,7 +21,7 @@ from typing import Any
 
 from gputui.hangup import own, release
 from gputui.monitor.state import DashboardState, JobInfo
-from gputui.records import Record
+from gputui.stream.records import Record
 
 MAX_PENDING_RECORDS = 200_000
 

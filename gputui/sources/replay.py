@@ -30,9 +30,9 @@ from gputui.logs.follower import FileFollower, LogFollower
 from gputui.logs.metric_files import MetricFileFollower, metric_file_kind, run_dir_files
 from gputui.monitor.logtext import LogText
 from gputui.monitor.state import DashboardState, JobInfo
-from gputui.recordio import DEFAULT_MAX_LINE_BYTES, ReadStats, parse_line, records_of_line
-from gputui.records import Record, RecordError
 from gputui.sources.base import Feed, RecordSource
+from gputui.stream.io import DEFAULT_MAX_LINE_BYTES, ReadStats, parse_line, records_of_line
+from gputui.stream.records import Record, RecordError
 
 SPEEDS = (0.25, 0.5, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 TICK_S = 0.1
@@ -58,7 +58,7 @@ def is_record_file(path: str) -> bool:
 
 class _RecordFile:
     """A record file read as it grows: complete lines only, each read as every gputui reader reads it
-    (:func:`gputui.recordio.records_of_line`); bad and overlong lines counted in ``stats``."""
+    (:func:`gputui.stream.io.records_of_line`); bad and overlong lines counted in ``stats``."""
 
     def __init__(self, path: str) -> None:
         self.follower = FileFollower(path)

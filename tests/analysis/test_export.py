@@ -13,7 +13,7 @@ from test_report_cli import _write_records
 from test_run_report import T0, _fixture
 
 from gputui.cli import main
-from gputui.records import event
+from gputui.stream.records import event
 
 
 def _rows(path: Path) -> list[dict[str, str]]:
@@ -72,7 +72,7 @@ def test_tensorboard_export_reads_back_with_tensorboards_reader(tmp_path: Path, 
 
 
 def records_time(path: Path, name: str) -> float:
-    from gputui.recordio import read_file
+    from gputui.stream.io import read_file
 
     return next(r.time for r in read_file(path) if r.kind == "metric" and r["name"] == name)
 

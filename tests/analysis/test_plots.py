@@ -11,7 +11,7 @@ from test_run_report import _fixture
 
 from gputui.analysis import plots
 from gputui.cli import main
-from gputui.records import event, metric
+from gputui.stream.records import event, metric
 
 
 def _runs(folder: Path) -> list[str]:

@@ -16,7 +16,7 @@ from gputui.cli import main
 from gputui.commands.report import analyse
 from gputui.logs import parse_bytes
 from gputui.logs.epochs import EpochTable
-from gputui.recordio import encode_record
+from gputui.stream.io import encode_record
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "logs"))
 from log_testdata import DATA, NAMES
@@ -86,7 +86,7 @@ def test_scale_from_existing_runs(tmp_path: Path, capsys) -> None:
     for gpus, seconds in ((1, 40.0), (2, 22.0)):
         path = tmp_path / f"run{gpus}.jsonl"
         records = [r for r in _fixture() if r.kind != "metric" and r.get("event") != "train_started"]
-        from gputui.records import event, metric
+        from gputui.stream.records import event, metric
 
         records.insert(0, event("train_started", time=1.0, world_size=gpus))
         for epoch in (1, 2, 3):

@@ -7,7 +7,7 @@ import pytest
 
 from gputui.analysis import RunAnalysis, compare
 from gputui.analysis.run import RunReport
-from gputui.records import event, gpu_sample, metric
+from gputui.stream.records import event, gpu_sample, metric
 
 T0 = 1_795_000_000.0
 

@@ -15,7 +15,7 @@ import step_logs
 from gputui.analysis.steps import StepTracker
 from gputui.cli import main
 from gputui.logs import parse_bytes
-from gputui.records import metric
+from gputui.stream.records import metric
 
 
 def _cli(capsys, *argv: str) -> str:

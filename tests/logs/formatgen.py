@@ -15,7 +15,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from gputui.metric_names import canonical_metric_name
+from gputui.stream.names import canonical_metric_name
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ from gputui.logs.epochs import EpochTable
 from gputui.logs.lightning_csv import CsvMetricsParser
 from gputui.logs.normalize import Normalizer, apply_backspaces
 from gputui.logs.tensorboard import EventFileParser
-from gputui.recordio import format_prefixed
-from gputui.records import metric
+from gputui.stream.io import format_prefixed
+from gputui.stream.records import metric
 
 
 def _rows(data: bytes, **kw):

@@ -9,7 +9,7 @@ from log_testdata import NAMES, golden, log_bytes
 
 from gputui.logs import parse_bytes
 from gputui.logs.epochs import EpochTable
-from gputui.metric_names import canonical_metric_name
+from gputui.stream.names import canonical_metric_name
 
 # Golden keys for prose lines are snake_case names chosen by hand; the generic parser derives its name
 # from the printed label instead. Only these differ (all from one printed line, see the golden notes).

@@ -4,7 +4,7 @@ has no evidence (issue 12: attached, Slurm's final job state is evidence)."""
 from __future__ import annotations
 
 from gputui.monitor.state import DashboardState, JobInfo
-from gputui.records import event
+from gputui.stream.records import event
 
 
 def state_with(kind: str, job_state: str, log_outcome: str | None) -> DashboardState:

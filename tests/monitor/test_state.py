@@ -8,7 +8,7 @@ import pytest
 
 from gputui.config import AlertThresholds
 from gputui.monitor.state import DashboardState, JobInfo
-from gputui.records import event, gpu_sample, host_sample, metric
+from gputui.stream.records import event, gpu_sample, host_sample, metric
 
 GIB = 1024**3
 T0 = 1_800_000_000.0

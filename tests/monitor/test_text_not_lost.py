@@ -11,9 +11,9 @@ from gputui.logs.follower import DEFAULT_MAX_BYTES, FileFollower, LogFollower
 from gputui.logs.parser import LogParser
 from gputui.monitor.logtext import LogText
 from gputui.monitor.state import DashboardState, JobInfo
-from gputui.records import metric
 from gputui.sources.base import Feed
 from gputui.sources.replay import ReplaySource
+from gputui.stream.records import metric
 
 
 def frame(n: int) -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from probe_helpers import clean_env, count_lines, gputui_cmd, parse_lines, run_gputui, wait_for
 
-from gputui.recordio import ReadStats, read_file
+from gputui.stream.io import ReadStats, read_file
 
 
 def _read(path: Path) -> tuple[list, ReadStats]:
@@ -130,7 +130,7 @@ def test_headless_rotation_by_size(tmp_path):
 
 def test_rotation_of_an_existing_full_file_starts_with_the_original_event(tmp_path):
     from gputui.probes.headless import RotatingWriter
-    from gputui.records import event, host_sample
+    from gputui.stream.records import event, host_sample
 
     path = tmp_path / "r.jsonl"
     path.write_text("")

@@ -17,7 +17,7 @@ from gputui.probes import sampler as sampler_mod
 from gputui.probes.headless import RotatingWriter, Summary
 from gputui.probes.process_sim import ProcessSimBackend
 from gputui.probes.sim import SimBackend
-from gputui.records import event, gpu_sample
+from gputui.stream.records import event, gpu_sample
 
 GIB = 1024**3
 

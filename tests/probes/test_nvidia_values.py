@@ -55,7 +55,7 @@ GETTERS = (
 _DRIVER = """
 import json, sys
 from gputui.probes.nvidia import NvidiaBackend
-from gputui.recordio import encode_record
+from gputui.stream.io import encode_record
 backend = NvidiaBackend()
 backend.open()
 for tick, processes in enumerate(json.loads(sys.argv[1])):

@@ -12,7 +12,7 @@ import pytest
 
 from gputui.probes import sampler as sampler_mod
 from gputui.probes.base import Backend
-from gputui.records import Record, gpu_sample
+from gputui.stream.records import Record, gpu_sample
 
 WALL = 1_795_000_000.0  # the wall clock is the fake clock plus this
 

@@ -11,8 +11,8 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 
-from gputui.records import Record
 from gputui.slurm.attach import Attacher, AttachOptions
+from gputui.stream.records import Record
 
 VENV_BIN = str(Path(sys.executable).parent)
 

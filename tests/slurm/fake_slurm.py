@@ -20,8 +20,8 @@ import pytest
 from attach_helpers import Collector
 from slurm_helpers import wait_for
 
-from gputui.records import Record
 from gputui.slurm import version
+from gputui.stream.records import Record
 
 FAKES = Path(__file__).resolve().parents[1] / "fakes" / "slurm"
 DATA = Path(__file__).parent / "data"

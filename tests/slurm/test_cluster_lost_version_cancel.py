@@ -22,7 +22,7 @@ from slurm_helpers import job_state, sbatch, scancel, wait_for, wait_job_state
 import gputui.slurm.cancel as cancel_module
 from gputui import __version__
 from gputui.cli import main as cli_main
-from gputui.records import Record
+from gputui.stream.records import Record
 
 pytestmark = pytest.mark.slurm
 

@@ -15,8 +15,8 @@ from attach_helpers import gputui
 from fake_slurm import NODES, FakeSlurm, job, node_down
 
 from gputui import __version__
-from gputui.recordio import format_prefixed
-from gputui.records import metric
+from gputui.stream.io import format_prefixed
+from gputui.stream.records import metric
 
 PROBE_FLAGS = (
     "--jobid=3",

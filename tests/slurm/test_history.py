@@ -13,10 +13,10 @@ from attach_helpers import gputui
 from fake_slurm import DATA, FakeSlurm, response
 from slurm_helpers import run, sbatch, wait_for
 
-from gputui.recordio import encode_record
-from gputui.records import Record
 from gputui.slurm.fields import FIELD_END
 from gputui.slurm.history import FIELDS, parse_history, totals
+from gputui.stream.io import encode_record
+from gputui.stream.records import Record
 
 
 def rows(*lines: tuple[str, ...]) -> str:

@@ -18,18 +18,18 @@ import pytest
 from attach_helpers import Collector, gputui, job_env, submit_with_run
 from slurm_helpers import run, sbatch, scancel, step_ids, wait_for, wait_job_state
 
-from gputui.recordio import parse_line, parse_prefixed
-from gputui.records import Record
 from gputui.slurm.attach import Attacher, AttachError, AttachOptions
 from gputui.slurm.cancel import cancel_job
 from gputui.slurm.jobs import list_jobs
 from gputui.slurm.scontrol import job_detail
+from gputui.stream.io import parse_line, parse_prefixed
+from gputui.stream.records import Record
 
 pytestmark = pytest.mark.slurm
 
 DATA = Path(__file__).parent / "data"
 TICKER = (
-    "import time\nfrom gputui.recordio import format_prefixed\nfrom gputui.records import metric\n"
+    "import time\nfrom gputui.stream.io import format_prefixed\nfrom gputui.stream.records import metric\n"
     "for i in range(600):\n    print(format_prefixed(metric('loss', 1.0 / (i + 1), step=i)), flush=True)\n"
     "    time.sleep(0.5)\n"
 )

@@ -16,7 +16,6 @@ import pytest
 
 from gputui import distenv
 from gputui.cli import main as cli_main
-from gputui.recordio import parse_prefixed
 from gputui.slurm import jsonshape
 from gputui.slurm.batch_script import PATTERNS, LaunchSpec, render
 from gputui.slurm.cancel import normalize_signal
@@ -28,6 +27,7 @@ from gputui.slurm.sacct import parse_sacct
 from gputui.slurm.scontrol import parse_scontrol_job, split_scontrol
 from gputui.slurm.stdout_path import NO_ARRAY_TASK, PatternContext, expand_pattern, resolve_stdout
 from gputui.slurm.version import SlurmVersion, overlap_problem, overlap_warning, parse_version
+from gputui.stream.io import parse_prefixed
 
 DATA = Path(__file__).parent / "data"
 
@@ -506,8 +506,8 @@ def test_docs_examples_match_dry_run(capsys: pytest.CaptureFixture[str]) -> None
 
 RANK_SCRIPT = """
 import os, sys
-from gputui.recordio import format_prefixed
-from gputui.records import metric
+from gputui.stream.io import format_prefixed
+from gputui.stream.records import metric
 keys = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS",
         "MASTER_ADDR", "MASTER_PORT", "SLURM_JOB_ID")
 print(" ".join(f"{k}={os.environ.get(k)}" for k in keys))

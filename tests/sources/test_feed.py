@@ -6,8 +6,8 @@ import threading
 import time
 
 from gputui.monitor.state import DashboardState, JobInfo
-from gputui.records import gpu_sample, metric
 from gputui.sources.base import Feed
+from gputui.stream.records import gpu_sample, metric
 
 T0 = 1_800_000_000.0
 

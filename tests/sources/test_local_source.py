@@ -10,11 +10,11 @@ from pathlib import Path
 import psutil
 
 from gputui.monitor.state import DashboardState
-from gputui.recordio import format_prefixed
-from gputui.records import metric
 from gputui.slurm.batch_script import LaunchSpec
 from gputui.sources.base import Feed
 from gputui.sources.local import LocalRunSource
+from gputui.stream.io import format_prefixed
+from gputui.stream.records import metric
 
 
 def python_spec(code: str, ranks: int = 2) -> LaunchSpec:

@@ -10,8 +10,8 @@ import types
 
 from trainer_helpers import records_from
 
-from gputui.recordio import read_file
 from gputui.reporter import Reporter
+from gputui.stream.io import read_file
 
 
 def test_metric_line_is_a_valid_record_on_its_own_line() -> None:

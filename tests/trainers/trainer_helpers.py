@@ -8,8 +8,8 @@ import subprocess
 import sys
 from collections.abc import Sequence
 
-from gputui.recordio import STDOUT_PREFIX
-from gputui.records import Record, record_from_json_dict
+from gputui.stream.io import STDOUT_PREFIX
+from gputui.stream.records import Record, record_from_json_dict
 
 PYTHON = sys.executable
 TORCH_DDP = [PYTHON, "-m", "gputui.trainers.torch_ddp"]

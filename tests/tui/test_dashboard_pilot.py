@@ -91,7 +91,7 @@ async def test_report_view_shows_what_gputui_report_computes(folder):
 
 async def test_report_view_keeps_up_with_a_live_run(folder, monkeypatch):
     """While R is open, what the dashboard ingests shows in the report at the next redraw."""
-    from gputui.records import event
+    from gputui.stream.records import event
     from gputui.tui.screens import report as report_screen
 
     monkeypatch.setattr(report_screen, "REFRESH_S", 0.1)

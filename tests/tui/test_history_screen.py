@@ -23,8 +23,8 @@ from fake_slurm import FakeSlurm as FakeSlurmCommands
 from fake_slurm import response
 from test_history import SACCT
 
-from gputui.recordio import encode_record
-from gputui.records import Record
+from gputui.stream.io import encode_record
+from gputui.stream.records import Record
 from gputui.tui.screens.history import HistoryScreen
 from gputui.tui.screens.jobs import JobsScreen
 

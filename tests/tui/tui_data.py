@@ -17,9 +17,9 @@ from pathlib import Path
 from textual.pilot import Pilot
 
 from gputui.config import Config
-from gputui.recordio import encode_record
-from gputui.records import Record, event, gpu_sample, host_sample, metric
 from gputui.sources.replay import ReplaySource
+from gputui.stream.io import encode_record
+from gputui.stream.records import Record, event, gpu_sample, host_sample, metric
 from gputui.tui.app import GputuiApp
 from gputui.tui.screens.dashboard import DashboardScreen
 

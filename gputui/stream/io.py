@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from gputui.output import write_reason
-from gputui.records import SCHEMA_VERSION, Record, RecordError, record_from_json_dict
+from gputui.stream.records import SCHEMA_VERSION, Record, RecordError, record_from_json_dict
 
 #: A training script prints records between its normal output as ``@gputui {json}`` on a line of its own.
 STDOUT_PREFIX = "@gputui "

@@ -2,7 +2,7 @@
 
 Every part of gputui (probes, log parsers, trainers, the TUI, replay and reports) reads and writes these
 records. The schema is documented in ``docs/records.md``; this module is its single implementation of
-record construction and validation. Reading and writing files lives in :mod:`gputui.recordio`.
+record construction and validation. Reading and writing files lives in :mod:`gputui.stream.io`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import time as _time
 from dataclasses import dataclass, field
 from typing import Any
 
-from gputui.metric_names import canonical_metric_name, is_valid_metric_name
+from gputui.stream.names import canonical_metric_name, is_valid_metric_name
 
 SCHEMA_VERSION = 1
 KINDS = ("gpu", "host", "metric", "event")
