@@ -14,8 +14,8 @@ import torch
 import torch.distributed as dist
 
 from gputui import distenv
-from gputui.recordio import format_prefixed
-from gputui.records import metric
+from gputui.stream.io import format_prefixed
+from gputui.stream.records import metric
 
 
 def main() -> int:
