@@ -177,7 +177,7 @@ EXPLAINED: dict[tuple[str, str, str], tuple[str, str]] = {
      'if text[:1].isspace() and tb["frames"] is MAX_TRACEBACK_FRAMES:'): (
         ACC, "the next test skips the same indented frame lines, unless one looks like an exception line",
     ),
-    ("gputui/probes/amd_topology.py", "continue", "break"): (
+    ("gputui/probes/amd/topology.py", "continue", "break"): (
         ACC, "amdgpu always writes location_id for a GPU node (and what a break skips depends on glob order)",
     ),
     ("gputui/probes/nvidia.py", "except nv.NVMLError:", "except nvCosmicRayTestingExceptionNVMLError:"): (

@@ -123,7 +123,7 @@ sys.path.insert(0, FAKES)
 from amd_tree import build_amd_tree, GCDS
 from fake_amdsmi import make_fake_amdsmi
 root = build_amd_tree(pathlib.Path(tempfile.mkdtemp()))
-from gputui.probes.amd_rocm import AmdRocmBackend
+from gputui.probes.amd.rocm import AmdRocmBackend
 res = {}
 b = AmdRocmBackend({}, root=str(root), library="sysfs"); b.open()
 res["sysfs"] = bench(lambda: b.sample(processes=False, now=0.0), N, R); b.close()

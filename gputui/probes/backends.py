@@ -29,14 +29,14 @@ def make_backend(name: str, env: Mapping[str, str] | None = None, **options: Any
 
         return NvidiaBackend(env)
     if name == "amd":
-        from gputui.probes.amd_rocm import make_amd_backend
+        from gputui.probes.amd.rocm import make_amd_backend
 
         return make_amd_backend(env, **options)
     return _auto(env, **options)
 
 
 def _auto(env: Mapping[str, str] | None, **options: Any) -> Backend:
-    from gputui.probes.amd_topology import sysfs_root
+    from gputui.probes.amd.topology import sysfs_root
     from gputui.probes.nvidia import NvidiaBackend, nvml_available
 
     tried = []
@@ -44,11 +44,11 @@ def _auto(env: Mapping[str, str] | None, **options: Any) -> Backend:
     if ok:
         return NvidiaBackend(env)
     tried.append(f"nvidia: {why}")
-    from gputui.probes.amd_topology import find_amd_cards
+    from gputui.probes.amd.topology import find_amd_cards
 
     root = options.get("sysfs_root") or sysfs_root(env)
     if find_amd_cards(root):
-        from gputui.probes.amd_rocm import make_amd_backend
+        from gputui.probes.amd.rocm import make_amd_backend
 
         return make_amd_backend(env, **options)
     tried.append(f"amd: no amdgpu device (vendor 0x1002) under {root}/class/drm")

@@ -13,8 +13,8 @@ from ci_helpers import require_module
 from fake_amdsmi import make_fake_amdsmi
 from probe_helpers import clean_env, dev_root, parse_lines, run_gputui
 
-from gputui.probes.amd_rocm import AmdRocmBackend, quiet_import
-from gputui.probes.amd_sysfs import AmdSysfsBackend, decode_gpu_metrics
+from gputui.probes.amd.rocm import AmdRocmBackend, quiet_import
+from gputui.probes.amd.sysfs import AmdSysfsBackend, decode_gpu_metrics
 from gputui.probes.base import ProbeError
 
 
@@ -153,7 +153,7 @@ def test_amdsmi_without_rocm_prints_nothing_to_stdout(monkeypatch, capsys):
 
 
 def test_auto_library_falls_back_to_sysfs_quietly(amd_tree, monkeypatch):
-    monkeypatch.setattr("gputui.probes.amd_rocm.quiet_import", lambda what: (None, "not installed"))
+    monkeypatch.setattr("gputui.probes.amd.rocm.quiet_import", lambda what: (None, "not installed"))
     b = AmdRocmBackend({}, root=str(amd_tree), dev_root=dev_root(amd_tree))
     recs = _sample(b)
     assert b.library is None and recs["0000:c1:00.0"]["source"] == "sysfs"

@@ -11,9 +11,9 @@ from amd_tree import GCDS, add_kfd_process, build_amd_tree, build_dev_tree
 from probe_helpers import clean_env, dev_root, parse_lines, run_gputui
 
 from gputui.probes import sampler as sampler_mod
-from gputui.probes.amd_rocm import AmdRocmBackend
-from gputui.probes.amd_sysfs import AmdSysfsBackend
-from gputui.probes.amd_topology import read_topology
+from gputui.probes.amd.rocm import AmdRocmBackend
+from gputui.probes.amd.sysfs import AmdSysfsBackend
+from gputui.probes.amd.topology import read_topology
 from gputui.probes.base import ProbeError
 
 GIB = 2**30
@@ -130,7 +130,7 @@ def test_processes_every_few_seconds_on_the_samplers_cadence(amd_tree, monkeypat
 
 def test_rocm_library_records_carry_kfd_processes(amd_tree, monkeypatch, ranks):
     add_kfd_process(amd_tree, ranks[0], {1: GIB})
-    monkeypatch.setattr("gputui.probes.amd_rocm.quiet_import", lambda what: (None, "not installed"))
+    monkeypatch.setattr("gputui.probes.amd.rocm.quiet_import", lambda what: (None, "not installed"))
     recs = _by_slot(AmdRocmBackend({}, root=str(amd_tree), dev_root=dev_root(amd_tree)))
     assert recs[SLOT[1]]["processes"][0]["rank"] == 3
 

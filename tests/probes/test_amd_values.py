@@ -23,8 +23,8 @@ from ci_helpers import require_module
 from fake_amdsmi import AMDSMI_STATUS_NO_PERM, AMDSMI_STATUS_NOT_SUPPORTED, make_fake_amdsmi
 from probe_helpers import dev_root
 
-from gputui.probes.amd_rocm import AmdRocmBackend
-from gputui.probes.amd_sysfs import AmdSysfsBackend
+from gputui.probes.amd.rocm import AmdRocmBackend
+from gputui.probes.amd.sysfs import AmdSysfsBackend
 
 GIB = 2**30
 HOST = "nid005123"

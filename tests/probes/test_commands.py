@@ -225,7 +225,7 @@ def test_probe_modules_import_neither_textual_nor_torch():
         "import sys\n"
         "from gputui.cli import main\n"
         "import gputui.commands.probe, gputui.commands.headless\n"
-        "import gputui.probes.nvidia, gputui.probes.amd_rocm, gputui.probes.sampler, gputui.probes.host\n"
+        "import gputui.probes.nvidia, gputui.probes.amd.rocm, gputui.probes.sampler, gputui.probes.host\n"
         "main(['probe', '--backend', 'sim', '--count', '1'])\n"
         "bad = [m for m in sys.modules if m.split('.')[0] in ('textual', 'torch', 'rich', 'pynvml')]\n"
         "print(bad, file=sys.stderr)\n"

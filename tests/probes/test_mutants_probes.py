@@ -190,7 +190,7 @@ def test_simulated_data_loader_dips_vary_between_15_and_35_percent() -> None:
 
 
 def test_amd_gpus_are_matched_to_kfd_nodes_by_their_full_pci_address(tmp_path) -> None:
-    from gputui.probes.amd_topology import read_topology
+    from gputui.probes.amd.topology import read_topology
 
     nodes = tmp_path / "class" / "kfd" / "kfd" / "topology" / "nodes"
     layout = {

@@ -24,7 +24,7 @@ import struct
 from collections.abc import Mapping
 from typing import Any
 
-from gputui.probes.amd_topology import (
+from gputui.probes.amd.topology import (
     KfdProcesses,
     enumerate_cards,
     read_text,

@@ -20,7 +20,7 @@ import io
 from collections.abc import Mapping
 from typing import Any
 
-from gputui.probes.amd_sysfs import AmdSysfsBackend
+from gputui.probes.amd.sysfs import AmdSysfsBackend
 from gputui.probes.base import Device, ProbeError
 from gputui.stream.records import Record, event, gpu_sample
 
