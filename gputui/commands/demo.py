@@ -9,18 +9,11 @@ and prints the summary; ``--record FILE`` also keeps the record stream.
 from __future__ import annotations
 
 import argparse
-import sys
 
 from gputui.cli import CommandError
 from gputui.extras import MissingExtra, require
-from gputui.slurm.batch_script import LaunchSpec
+from gputui.sources.demo import demo_spec
 from gputui.sources.local import LocalRunSource
-
-
-def demo_spec(ranks: int = 2, epochs: int = 4) -> LaunchSpec:
-    cmd = [sys.executable, "-m", "gputui.trainers.torch_ddp", "--model", "resnet18", "--epochs", str(epochs)]
-    cmd += ["--log-every", "2", "--device", "cpu", "--backend", "gloo"]
-    return LaunchSpec(cmd=cmd, nodes=1, ntasks_per_node=ranks, job_name=f"resnet18-ddp-{ranks}ranks")
 
 
 def main(args: argparse.Namespace) -> int:

@@ -440,7 +440,7 @@ class JobsScreen(Screen):
         except MissingExtra as exc:
             self.say(f"{exc} (or make demo)", "error")
             return
-        from gputui.commands.demo import demo_spec
+        from gputui.sources.demo import demo_spec
         from gputui.sources.local import LocalRunSource
 
         self.open_dashboard(LocalRunSource(demo_spec(), simulated=True, title="demo"))
