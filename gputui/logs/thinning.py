@@ -154,7 +154,6 @@ class ThinningNormalizer(Normalizer):
         self.recent: list[Frame] = []  # the block's true last frames (thin mode); [] otherwise
         self.shapes: list[bytes] = []  # the shapes of the frames last returned (thin mode)
         self.every: list[bytes] = []  # the shapes of all frames of that block (gputui.logs.unread)
-        self.every: list[bytes] = []  # the shapes of all frames of that block (gputui.logs.unread)
 
     def _frames(self, block: bytes, first_overflow: bool) -> list[Frame]:
         if not self.thin or first_overflow:
