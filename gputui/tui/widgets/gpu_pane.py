@@ -2,7 +2,9 @@
 
 Rows are rendered from :class:`~gputui.monitor.gpus.GpuBoard` on each refresh (no per-GPU widget), so a
 64 × 8 job costs one text block. Nodes collapse to a roll-up row each when the GPUs do not fit; ``enter``
-expands or collapses the node under the cursor (``up``/``down`` move it).
+expands or collapses the node under the cursor (``up``/``down`` move it). The pane judges nothing: every
+flag and colour comes from :func:`~gputui.monitor.conditions.classify` (the alerts' classifier) as a
+level, and :data:`LEVEL_STYLE` maps a level to a style.
 """
 
 from __future__ import annotations
@@ -16,11 +18,16 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from gputui.config import AlertThresholds
+from gputui.monitor.conditions import Condition, Conditions, Level, classify, util_level, worst
 from gputui.monitor.gpus import GpuBoard, GpuState, NodeState
 from gputui.tui.format import bar, gib, spark
 
 SELECTED = "on grey30"  # the cursor row (not reverse: bars and sparklines keep their colours)
 MAX_BAR, MAX_SPARK = 30, 40
+LEVEL_STYLE = {Level.OK: "", Level.NOTICE: "yellow", Level.WARNING: "bold yellow", Level.CRITICAL: "bold red"}
+LEVEL_MARK = {Level.WARNING: " ⚠"}  # a flag that is also an alert says so
+BAR_STYLE = {Level.OK: "green", Level.NOTICE: "yellow", Level.WARNING: "red"}  # by util_level
+STALE = "dim"  # a lost GPU's last values
 
 
 @dataclass(frozen=True)
@@ -107,11 +114,11 @@ class GpuPane(Widget, can_focus=True):
         out = Text(no_wrap=True, overflow="ellipsis")
         out.append_text(self._summary(board))
         rows: list[str] = []
-        median = board.median_util()
+        found = classify(board, self.thresholds, self.now, self.running)
         # Flags matter more than the sparkline: drop that column when a shown row's flags would not fit.
         flags_width = max(
             (
-                sum(len(flag) + 1 for flag, _style in self._flags(gpu, node, median))
+                sum(len(flag) + 1 for flag, _style in _flags(found.of_gpu(gpu)))
                 for node in board.nodes.values()
                 if self._is_expanded(node.host)
                 for gpu in node.gpus.values()
@@ -127,12 +134,12 @@ class GpuPane(Widget, can_focus=True):
             if self._is_expanded(host):
                 for gpu in node.ordered():
                     out.append("\n")
-                    out.append_text(self._gpu_row(gpu, node, width, median, selected))
+                    out.append_text(self._gpu_row(gpu, found.of_gpu(gpu), selected))
                     rows.append(host)
                     selected = False
             else:
                 out.append("\n")
-                out.append_text(self._node_row(node, width, median, selected))
+                out.append_text(self._node_row(node, found, selected))
                 rows.append(host)
         self._row_nodes = rows
         return out
@@ -147,27 +154,11 @@ class GpuPane(Widget, can_focus=True):
         text.append(f"GPUs {s['gpus']}  util min/med/max {fmt(s['util_min'])}/{fmt(s['util_median'])}/")
         text.append(f"{fmt(s['util_max'])} %  mem {fmt(s['mem_pct'])} %  ")
         lost = s["nodes"] - s["nodes_reporting"]
-        text.append(f"nodes {s['nodes_reporting']}/{s['nodes']}", style="bold red" if lost else "")
+        nodes_style = LEVEL_STYLE[Level.CRITICAL] if lost else ""
+        text.append(f"nodes {s['nodes_reporting']}/{s['nodes']}", style=nodes_style)
         return text
 
-    def _flags(self, gpu: GpuState, node: NodeState, median: float | None) -> list[tuple[str, str]]:
-        th, flags = self.thresholds, []
-        if node.lost or gpu.lost:
-            return [("LOST", "bold red")]
-        if gpu.idle_since is not None and median is not None and median >= th.busy_util_pct and self.running:
-            idle = self.now - gpu.idle_since
-            if idle >= 30:
-                flags.append(
-                    (f"idle {idle / 60:.0f}m ⚠" if idle >= 60 else f"idle {idle:.0f}s", "bold yellow")
-                )
-        pct = gpu.mem_pct
-        if pct is not None and pct >= th.mem_high_pct:
-            flags.append(("mem ⚠", "bold red"))
-        if gpu.temp is not None and gpu.temp >= th.hot_temp_c:
-            flags.append(("hot ⚠", "bold red"))
-        return flags
-
-    def _gpu_row(self, gpu: GpuState, node: NodeState, width: int, median: float | None, sel: bool) -> Text:
+    def _gpu_row(self, gpu: GpuState, conditions: tuple[Condition, ...], sel: bool) -> Text:
         layout = self._layout
         line = Text(style=SELECTED if sel else "")
         host = gpu.host[: layout.host].ljust(layout.host)
@@ -176,16 +167,8 @@ class GpuPane(Widget, can_focus=True):
             pair = "┐" if gpu.package_power else "┘"
         line.append(f"{host} {gpu.index if gpu.index is not None else '?'!s:>2}{pair or ' '}", style="bold")
         util = gpu.util
-        style = (
-            "green"
-            if util is not None and util >= 60
-            else "yellow"
-            if util is not None and util >= 20
-            else "red"
-        )
-        if node.lost or gpu.lost:
-            style = "dim"  # stale: the last values before the node was lost
-        line.append(bar(util, layout.bar), style=style)
+        stale = any(c.kind == "lost" for c in conditions)  # the last values before it was lost
+        line.append(bar(util, layout.bar), style=STALE if stale else BAR_STYLE[util_level(util)])
         line.append(f" {util:3.0f}%" if util is not None else "   ?%")
         if layout.spark:
             line.append(" " + spark(list(gpu.recent), layout.spark), style="cyan")
@@ -200,19 +183,19 @@ class GpuPane(Widget, can_focus=True):
             line.append(f" {gpu.power:4.0f} W" + ("ᵖ" if gpu.package_power else " "))
         else:
             line.append("    – W ")
-        for flag, fstyle in self._flags(gpu, node, median):
+        for flag, fstyle in _flags(conditions):
             line.append(" ")
             line.append(flag, style=fstyle)
         return line
 
-    def _node_row(self, node: NodeState, width: int, median: float | None, sel: bool) -> Text:
+    def _node_row(self, node: NodeState, found: Conditions, sel: bool) -> Text:
         line = Text(style=SELECTED if sel else "")
         gpus = node.ordered()
         utils = [g.util for g in gpus if g.util is not None]
         mean = statistics.fmean(utils) if utils else None
         line.append(f"▸ {node.host[:10].ljust(10)} ", style="bold")
         line.append(f"{len(gpus)}×GPU ")
-        line.append(bar(mean, 8), style="green" if mean is not None and mean >= 60 else "yellow")
+        line.append(bar(mean, 8), style=BAR_STYLE[util_level(mean)])
         line.append(f" {mean:3.0f}%" if mean is not None else "   ?%")
         if utils:
             line.append(f" min {min(utils):3.0f}%", style="dim")
@@ -220,15 +203,25 @@ class GpuPane(Widget, can_focus=True):
         total = sum(g.mem_total or 0 for g in gpus)
         if total:
             line.append(f"  mem {100 * used / total:3.0f}%")
-        flagged: dict[str, int] = {}
-        for gpu in gpus:
-            for flag, _style in self._flags(gpu, node, median):
-                key = flag.split(" ")[0]
-                flagged[key] = flagged.get(key, 0) + 1
+        for condition in found.of_node(node):  # LOST or straggler
+            line.append(f"  {_flag(condition)}", style=LEVEL_STYLE[condition.level])
         if node.lost:
-            line.append("  LOST", style="bold red")
-        elif median is not None and mean is not None and median - mean >= self.thresholds.straggler_gap_pct:
-            line.append("  straggler ⚠", style="bold yellow")
-        for key, count in flagged.items():
-            line.append(f"  {count} {key} ⚠", style="bold yellow")
+            return line  # its GPUs' flags would only repeat LOST
+        flagged: dict[str, list[Condition]] = {}
+        for gpu in gpus:
+            for condition in found.of_gpu(gpu):
+                flagged.setdefault(condition.label.split(" ")[0], []).append(condition)
+        for word, conditions in flagged.items():
+            level = worst(conditions)
+            line.append(f"  {len(conditions)} {word}{LEVEL_MARK.get(level, '')}", style=LEVEL_STYLE[level])
         return line
+
+
+def _flag(condition: Condition) -> str:
+    """A condition's flag: its label, marked ⚠ when it is also an alert."""
+    return condition.label + LEVEL_MARK.get(condition.level, "")
+
+
+def _flags(conditions: tuple[Condition, ...]) -> list[tuple[str, str]]:
+    """(text, style) of each flag on a GPU's row."""
+    return [(_flag(c), LEVEL_STYLE[c.level]) for c in conditions]
