@@ -429,8 +429,8 @@ _COMMANDS: dict[str, str] = {
 
 
 def _history_since(text: str) -> str:
-    """``gputui history --since``: the period as sacct's relative start (gputui.commands.history)."""
-    from gputui.commands.history import since_arg
+    """``gputui history --since``: the period as sacct's relative start (gputui.home.history_text)."""
+    from gputui.home.history_text import since_arg
 
     return since_arg(text)
 

@@ -5,7 +5,7 @@ time, GPU-hours, outcome, mean GPU use and idle GPU-hours with where the use com
 nothing says), and the period's totals below it. The rows come from :mod:`gputui.slurm.history` (one
 ``sacct`` call) in a thread worker, so the screen never waits on sacct; a failing or absent sacct is one
 line on the screen. The cells and the totals line are those of ``gputui history``
-(:mod:`gputui.commands.history`). Leaving the screen kills a sacct call still running.
+(:mod:`gputui.home.history_text`). Leaving the screen kills a sacct call still running.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from gputui.commands.history import COLUMNS, _row, since_arg, summary
+from gputui.home.history_text import COLUMNS, row, since_arg, summary
 from gputui.home.poller import current_user
 from gputui.slurm import history
 from gputui.slurm.commands import DEFAULT_TIMEOUT_S, CallGroup, run_slurm
@@ -111,7 +111,7 @@ class HistoryScreen(Screen):
             totals.update(Text(f"{message.error} — r: try again", style="bold red"))
             return
         for job in message.jobs:
-            table.add_row(*(Text(c, style="dim" if c == "unknown" else "") for c in _row(job)))
+            table.add_row(*(Text(c, style="dim" if c == "unknown" else "") for c in row(job)))
         line = summary(message.jobs)
         if not message.jobs:
             line = f"no ended jobs in the period (sacct lists none) · {line}"
