@@ -1,4 +1,7 @@
-"""``gputui check FILE...``: read record files as every gputui reader does and say what it skipped."""
+"""``gputui check FILE...``: read record files as every gputui reader does and say what it skipped.
+
+Every FILE is read as a record file, whatever its first line (:class:`gputui.sources.inputs.RunFile` of
+kind ``records``): a log given by mistake shows as lines skipped, never as a clean file."""
 
 from __future__ import annotations
 
@@ -7,7 +10,8 @@ import sys
 from collections import Counter
 
 from gputui.cli import CommandError
-from gputui.stream.io import ReadStats, read_file
+from gputui.sources.inputs import RECORDS, RunFile, cannot_read
+from gputui.stream.io import ReadStats
 
 
 def main(args: argparse.Namespace) -> int:
@@ -16,10 +20,10 @@ def main(args: argparse.Namespace) -> int:
     for path in args.files:
         stats, kinds = ReadStats(), Counter()
         try:
-            for record in read_file(path, stats):
+            for record in RunFile(path, RECORDS).records(stats):
                 kinds[record.kind] += 1
         except OSError as exc:
-            raise CommandError(f"cannot read {path}: {exc.strerror}") from None
+            raise CommandError(cannot_read(path, exc)) from None
         by_kind = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) or "none"
         print(f"{path}: {stats.summary()} ({by_kind})")
         for example in stats.examples:

@@ -1,11 +1,9 @@
 """``gputui report RUN...`` and ``gputui scale --from RUN...``: what a run used and how fast it went, and
 whether more GPUs helped (``docs/analysis.md``).
 
-RUN is a record file (``--log``, ``attach --output``, ``gputui parse --json``), a training log (read by the
-project's log parser), a metric file or run directory (``metrics.csv``, TensorBoard events,
-``lightning_logs/``, an MLflow or W&B run; a store of several runs is one RUN per run:
-:mod:`gputui.logs.metric_files`), or a Slurm job id (its ``slurm-ID.out`` and
-``gputui-ID-*.jsonl`` in the current directory, read together).
+RUN is a record file, a training log, a metric file or run directory, or a Slurm job id, resolved to its
+files by :mod:`gputui.sources.inputs` (a store of several runs is one RUN per run:
+:func:`gputui.logs.metric_files.runs_of`).
 Rich tables on a terminal; ``--json`` and ``--csv`` for scripts. A run that counts steps and no epochs
 gets its step summary (``steps`` in ``--json``; steps, loss, step time and ETA columns in ``--csv``).
 """
@@ -14,79 +12,18 @@ from __future__ import annotations
 
 import argparse
 import csv
-import glob
 import json
-import os
-import re
 import sys
-from collections.abc import Iterator
 from typing import IO
 
 from gputui.analysis import RunAnalysis, RunReport, ScalePoint
-from gputui.logs.metric_files import metric_file_parser, run_dir_files, runs_of
-from gputui.logs.parser import LogParser
-from gputui.stream.io import read_file
-from gputui.stream.records import Record
-
-JOB_ID = re.compile(r"^\d+(?:_\d+)?$")
-READ_SIZE = 1 << 20
-
-
-class RunError(Exception):
-    """A RUN that cannot be read: one line for the user."""
-
-
-def run_files(run: str, folder: str = ".") -> list[str]:
-    """The files of a RUN argument (a file, or a job id's files in ``folder``)."""
-    if os.path.isfile(run):
-        return [run]
-    if JOB_ID.match(run):
-        escaped = glob.escape(folder)
-        files = [p for p in (os.path.join(folder, f"slurm-{run}.out"),) if os.path.isfile(p)]
-        files += sorted(glob.glob(os.path.join(escaped, f"gputui-{glob.escape(run)}-*.jsonl")))
-        if files:
-            return files
-        raise RunError(f"job {run}: no slurm-{run}.out or gputui-{run}-*.jsonl in {os.path.abspath(folder)}")
-    if os.path.isdir(run):
-        files = run_dir_files(run)
-        if files:
-            return files  # a run directory: Lightning's metrics.csv or TensorBoard events
-        raise RunError(f"{run}: a directory without metrics.csv, event files or lightning_logs/")
-    raise RunError(f"{run}: no such file or job id")
-
-
-def _is_record_file(path: str) -> bool:
-    from gputui.sources.replay import is_record_file  # the replay's own test, one rule
-
-    return is_record_file(path)
-
-
-def file_records(path: str) -> Iterator[Record]:
-    """A file's records: read as records, a metric file (``metrics.csv``, TensorBoard events) by its
-    reader, or parsed as a training log (catch-up mode: exact epochs)."""
-    if _is_record_file(path):
-        yield from read_file(path)
-        return
-    parser = metric_file_parser(path)
-    if parser is None:
-        parser = LogParser(path=path)
-        parser.thin = True
-    with open(path, "rb") as stream:
-        while chunk := stream.read(READ_SIZE):
-            yield from parser.feed(chunk)
-    yield from parser.finish()
+from gputui.logs.metric_files import runs_of
+from gputui.sources.inputs import RunError, run_records
 
 
 def analyse(run: str, batch_size: int | None = None) -> RunReport:
-    analysis = RunAnalysis(run, batch_size=batch_size)
-    try:
-        for path in run_files(run):
-            analysis.add_all(file_records(path))
-    except OSError as exc:
-        raise RunError(f"{run}: cannot read: {exc.strerror or exc}") from exc
-    except ValueError as exc:  # a reader that cannot be had: gputui.logs.wandb_offline.MissingExtra
-        raise RunError(f"{run}: {exc}") from exc
-    return analysis.report()
+    """One RUN's report (:mod:`gputui.sources.inputs` finds and reads its files); RunError: one line."""
+    return RunAnalysis(run, batch_size=batch_size).add_all(run_records(run)).report()
 
 
 def report_dict(report: RunReport) -> dict:

@@ -17,18 +17,11 @@ import time
 from dataclasses import dataclass
 
 from gputui.cli import CommandError
-from gputui.commands.report import (
-    RunError,
-    analyse,
-    check_plot,
-    draw_plot,
-    output_format,
-    print_scale,
-    read_reports,
-)
+from gputui.commands.report import analyse, check_plot, draw_plot, output_format, print_scale, read_reports
 from gputui.commands.run import command_of, script_options
 from gputui.slurm.batch_script import LaunchSpec, render, submit, write_script
 from gputui.slurm.commands import SlurmError
+from gputui.sources.inputs import RunError
 
 POLL_S = 5.0  # seconds between two looks at the sweep's jobs (one scontrol call per job still running)
 

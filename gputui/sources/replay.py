@@ -1,7 +1,8 @@
 """The replay source: record files and plain training logs, with a time cursor, still-growing files followed.
 
-Record files (``--log``, ``attach --output``, ``gputui parse --json``: JSON lines) are read with the
-project's record reader; anything else is a training log, parsed by the project's log parser (its text
+Each path is a file or a run directory, resolved to its files and their kinds by
+:mod:`gputui.sources.inputs`: record files (JSON lines) are read with the project's record reader, metric
+files by their readers; anything else is a training log, parsed by the project's log parser (its text
 is shown in the log pane). A log without timestamps is laid out one record per second ending at the
 file's modification time. Lines that are not records are counted (``skipped``), never fatal.
 
@@ -27,33 +28,16 @@ import time
 
 from gputui.logs.catchup import PREVIEW_MIN_BYTES, preview_records, read_tail
 from gputui.logs.follower import FileFollower, LogFollower
-from gputui.logs.metric_files import MetricFileFollower, metric_file_kind, run_dir_files
+from gputui.logs.metric_files import MetricFileFollower
 from gputui.monitor.logtext import LogText
 from gputui.monitor.state import DashboardState, JobInfo
 from gputui.sources.base import Feed, RecordSource
-from gputui.stream.io import DEFAULT_MAX_LINE_BYTES, ReadStats, parse_line, records_of_line
-from gputui.stream.records import Record, RecordError
+from gputui.sources.inputs import LOG, RECORDS, RunError, RunFile, run_files
+from gputui.stream.io import DEFAULT_MAX_LINE_BYTES, ReadStats, records_of_line
+from gputui.stream.records import Record
 
 SPEEDS = (0.25, 0.5, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 TICK_S = 0.1
-
-
-def is_record_file(path: str) -> bool:
-    """Whether ``path`` holds JSON-lines records (judged by its first non-empty line)."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(65536)
-    except OSError:
-        return False
-    for line in head.splitlines():
-        if line.strip():
-            if not line.lstrip().startswith(b"{"):
-                return False
-            try:
-                return bool(parse_line(line))
-            except (ValueError, RecordError):
-                return False
-    return path.endswith((".jsonl", ".json"))
 
 
 class _RecordFile:
@@ -168,36 +152,33 @@ class ReplaySource(RecordSource):
     # ------------------------------------------------------------------ the worker
 
     def _open(self, feed: Feed) -> list:
+        """A reader per file of each path (:func:`gputui.sources.inputs.run_files`: a file, or a run
+        directory's metric files); a path that gives none is said, one line."""
         readers: list = []
         for path in self.paths:
-            if not os.path.exists(path):
-                self._say(feed, "error", f"{path}: no such file")
+            try:
+                files = run_files(path, job_ids=False)
+            except RunError as exc:
+                self._say(feed, "error", str(exc))
                 continue
-            if os.path.isdir(path):
-                files = run_dir_files(path)
-                if not files:
-                    self._say(
-                        feed,
-                        "error",
-                        f"{path}: a directory without metrics.csv, event files or lightning_logs/",
-                    )
-                readers += [(f, MetricFileFollower(f)) for f in files]
-                continue
-            if metric_file_kind(path) is not None:
-                readers.append((path, MetricFileFollower(path)))
-            elif is_record_file(path):
-                readers.append((path, _RecordFile(path)))
-            else:
-                self._logs[path] = LogText(path)
-                follower = LogFollower(
-                    path,
-                    on_data=lambda d, p=path: self._text(feed, p, d),
-                    on_reset=lambda why, p=path: self._text_reset(feed, p, why),
-                    on_progress=lambda done, size, p=path: self._progress(feed, p, done, size),
-                    on_unread=lambda count, p=path: self._note_unread(feed, p, count),
-                )
-                readers.append((path, follower))
+            readers += [(file.path, self._reader(feed, file)) for file in files]
         return readers
+
+    def _reader(self, feed: Feed, file: RunFile):
+        """A follower by the file's kind: records, a training log (its text kept), else a metric file."""
+        if file.kind == RECORDS:
+            return _RecordFile(file.path)
+        if file.kind != LOG:
+            return MetricFileFollower(file.path)
+        path = file.path
+        self._logs[path] = LogText(path)
+        return LogFollower(
+            path,
+            on_data=lambda d: self._text(feed, path, d),
+            on_reset=lambda why: self._text_reset(feed, path, why),
+            on_progress=lambda done, size: self._progress(feed, path, done, size),
+            on_unread=lambda count: self._note_unread(feed, path, count),
+        )
 
     def _progress(self, feed: Feed, path: str, done: int, size: int) -> None:
         self._read[path] = (done, size)

@@ -80,7 +80,7 @@ def records_time(path: Path, name: str) -> float:
 def test_mlflow_export_reads_back_with_mlflows_client(tmp_path: Path, capsys) -> None:
     from mlflow.tracking import MlflowClient
 
-    from gputui.commands.export_mlflow import tracking_uri
+    from gputui.export.mlflow import tracking_uri
 
     run = tmp_path / "gputui-7-n1.jsonl"
     records = _fixture()

@@ -20,12 +20,12 @@ from gputui.home.actions import (
     editor_argv,
     gputui_script,
     job_options,
-    replay_files,
     shell_argv,
 )
 from gputui.slurm.commands import SlurmError
 from gputui.slurm.jobid import JobIdError
 from gputui.slurm.jobs import Job
+from gputui.sources.inputs import job_files as replay_files
 
 
 @pytest.fixture

@@ -44,8 +44,8 @@ def tensorboard_epochs(run_dir: Path) -> dict[str, list[float]]:
 def epoch_rows(path: Path) -> dict[int | None, list]:
     """The end-of-epoch rows gputui reads from a file (``gputui parse``'s table), per rank stream (None:
     the unlabelled stream, Lightning's bars)."""
-    from gputui.commands.report import file_records
     from gputui.logs.epochs import EpochTable
+    from gputui.sources.inputs import file_records
 
     table = EpochTable()
     table.add_all(list(file_records(str(path))))

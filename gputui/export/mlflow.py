@@ -19,13 +19,12 @@ from __future__ import annotations
 import itertools
 import os
 import re
-from collections.abc import Iterator
 from typing import Any
 
 from gputui.analysis import RunAnalysis
-from gputui.commands.export import metric_step
-from gputui.commands.report import RunError, file_records, run_files
+from gputui.export import metric_step
 from gputui.output import WriteFailed
+from gputui.sources.inputs import RunError, run_records
 from gputui.stream.records import Record
 
 BATCH = 1000  # MLflow's limit of metrics per log_batch call
@@ -66,15 +65,6 @@ def _system_metrics(record: Record, steps: dict[tuple[str, str], int]) -> list[t
     return out
 
 
-def _records(run: str) -> Iterator[Record]:
-    """The RUN's records; a failed read is a RunError (an OSError past this is the store's write)."""
-    try:
-        for path in run_files(run):
-            yield from file_records(path)
-    except OSError as exc:
-        raise RunError(f"{run}: cannot read: {exc.strerror or exc}") from exc
-
-
 def export_mlflow(run: str, target: str) -> dict[str, int | str]:
     """Log one RUN as an MLflow run in experiment ``gputui`` of ``target``; returns what was logged."""
     try:
@@ -96,7 +86,7 @@ def _first_line(text: str) -> str:
 
 
 def _export(run: str, client: Any, Metric: type) -> dict[str, int | str]:
-    records = _records(run)
+    records = run_records(run)
     first = next(records, None)
     if first is None:
         raise RunError(f"{run}: no records to export")
