@@ -1,24 +1,122 @@
-"""What the job keys of the home screen run (no Textual): view and edit the batch script, open a shell
-inside the job, the files an ended job is replayed from.
+"""What the job keys of the home screen run (no Textual): the table of Slurm job actions (cancel, signal,
+hold, release), view and edit the batch script, open a shell inside the job (an ended job's files
+are :func:`gputui.sources.inputs.job_files`).
 
-Every command is an argv list; job ids are validated before they reach one.
+Every command is an argv list; job ids are validated before they reach one. A Slurm action is declared
+once, in :data:`ACTIONS`: its key, label, which jobs qualify, what is asked first, and the function in
+:mod:`gputui.slurm` that does it. The jobs screen binds the keys and runs every entry through one worker.
 """
 
 from __future__ import annotations
 
-import glob
 import os
 import re
 import shlex
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
-from gputui.slurm.batch_script import scripts_dir
-from gputui.slurm.commands import SlurmError, run_slurm
-from gputui.slurm.jobid import validate_jobid
+from gputui.slurm import cancel, job_actions
+from gputui.slurm.batch_script import scripts_dir, submit
+from gputui.slurm.commands import SlurmError, run_slurm, slurm_env
+from gputui.slurm.jobid import JobIdError, validate_jobid
 from gputui.slurm.jobs import Job, format_duration
 
+#: What a job action may raise: one line each, shown as such (never a traceback).
+ACTION_ERRORS: tuple[type[Exception], ...] = (SlurmError, JobIdError, OSError)
 SIGNALS = ("USR1", "USR2", "TERM", "INT")
+
+
+class Outcome(Protocol):
+    """What a Slurm action function returns (:class:`~gputui.slurm.cancel.CancelResult` and the like)."""
+
+    message: str
+    confirmed: bool
+
+
+def _active(job: Job) -> str | None:
+    return None if job.active else f"job {job.job_id} has already ended ({job.state})"
+
+
+def _holdable(job: Job) -> str | None:
+    if job.state != "PENDING":
+        return f"job {job.job_id} is {job.state}: only a pending job can be held"
+    return f"job {job.job_id} is already held ({job.reason})" if job_actions.is_held(job) else None
+
+
+def _held(job: Job) -> str | None:
+    return None if job_actions.is_held(job) else f"job {job.job_id} is not held: nothing to release"
+
+
+@dataclass(frozen=True)
+class JobAction:
+    """One Slurm action on one job, as the jobs screen and the CLI know it."""
+
+    name: str
+    key: str  # the jobs screen's key
+    label: str  # the footer's word
+    run: Callable[[str, str | None], Outcome]  # (job id, the choice or None) → Slurm's confirmed answer
+    qualifies: Callable[[Job], str | None] = _active  # None when the job qualifies, else why not
+    confirm: str = ""  # asked first (y confirms); fields: {job_id} {name} {state}
+    choose: str = ""  # else a question whose answer is passed to run, one of ``choices`` (value, label)
+    choices: tuple[tuple[str, str], ...] = ()
+    doing: str = ""  # said while it runs
+    footer: bool = True  # shown in the footer (every key is in the help)
+
+    def question(self, template: str, job: Job) -> str:
+        return template.format(job_id=job.job_id, name=job.name, state=job.state)
+
+
+#: Every Slurm job action. The functions are looked up when called (``cancel.cancel_job``), so a test's
+#: stand-in for one is the one that runs.
+ACTIONS: tuple[JobAction, ...] = (
+    JobAction(
+        "cancel",
+        "c",
+        "cancel",
+        lambda jid, _: cancel.cancel_job(jid),
+        confirm="Cancel job {job_id} ({name}, {state})?",
+        doing="cancelling job {job_id}…",
+    ),
+    JobAction(
+        "signal",
+        "s",
+        "signal",
+        lambda jid, sig: cancel.cancel_job(jid, signal=sig),
+        choose="Signal to send to job {job_id} (every step and the batch shell)",
+        choices=tuple((s, f"SIG{s}") for s in SIGNALS),
+    ),
+    JobAction(
+        "hold",
+        "H",
+        "hold",
+        lambda jid, _: job_actions.hold_job(jid),
+        qualifies=_holdable,
+        confirm="Hold job {job_id} ({name})? It will not start until released (U).",
+        footer=False,
+    ),
+    JobAction(
+        "release", "U", "release", lambda jid, _: job_actions.release_job(jid), qualifies=_held, footer=False
+    ),
+)
+
+
+def action(name: str) -> JobAction:
+    """The entry of :data:`ACTIONS` called ``name``."""
+    return next(a for a in ACTIONS if a.name == name)
+
+
+def submit_edited(path: str) -> str:
+    """sbatch an edited copy of a script; the line that says what was submitted."""
+    job_id, final = submit(Path(path))
+    return f"submitted job {job_id} ({final})"
+
+
+def shell_command(job: Job, node: str) -> tuple[list[str], dict[str, str]]:
+    """The argv and environment of a shell inside ``job`` on ``node`` (:func:`shell_argv`)."""
+    return shell_argv(job, node), slurm_env()
 
 
 def gputui_script(job_id: str) -> Path | None:
@@ -107,20 +205,3 @@ def shell_argv(job: Job | str, node: str) -> list[str]:
     if not node or not all(c.isalnum() or c in "._-" for c in node):
         raise SlurmError(f"{node!r} is not a node name")
     return ["srun", f"--jobid={jid}", "--overlap", "--pty", "-N1", "-n1", f"--nodelist={node}", "bash", "-l"]
-
-
-def replay_files(job: Job) -> list[str]:
-    """An ended job's output (stdout, stderr when separate) and the record files gputui wrote beside it."""
-    files = [p for p in dict.fromkeys([job.stdout, job.stderr]) if p and os.path.isfile(p)]
-    folder = job.work_dir or (os.path.dirname(job.stdout) if job.stdout else "")
-    if folder and not job.stdout:
-        default = os.path.join(folder, f"slurm-{job.job_id}.out")  # sacct does not say where output went
-        if os.path.isfile(default):
-            files.append(default)
-    if folder:
-        ids = dict.fromkeys([job.job_id, str(job.raw_job_id or "")])  # an array task's own id: %j
-        for jid in (i for i in ids if i):
-            files += sorted(
-                glob.glob(os.path.join(glob.escape(folder), f"gputui-{glob.escape(jid)}-*.jsonl"))
-            )
-    return files

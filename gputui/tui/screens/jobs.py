@@ -14,6 +14,8 @@ from __future__ import annotations
 import os
 import subprocess
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
@@ -23,11 +25,11 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
 from gputui.config import Config
+from gputui.home import actions
+from gputui.home.actions import ACTIONS, action
 from gputui.home.poller import JobsSnapshot, SlurmPoller
 from gputui.home.rows import AttachedFigures, JobRow, build_rows, filter_rows
 from gputui.serve.mode import not_in_browser, served
-from gputui.slurm.commands import SlurmError, slurm_env
-from gputui.slurm.jobs import Job
 from gputui.tui.messages import ActionDone, JobsPolled
 from gputui.tui.screens.dialogs import ChoiceScreen, ConfirmScreen, PromptScreen, TextScreen
 from gputui.tui.screens.help import HelpScreen
@@ -35,12 +37,8 @@ from gputui.tui.screens.jobs_text import HOME_HELP, detail_line, header_line, st
 from gputui.tui.widgets.cluster_pane import ClusterPane
 from gputui.tui.widgets.jobs_table import JobsTable
 
-
-def _actions():
-    """:mod:`gputui.home.actions`, imported on the first job action (a faster first screen)."""
-    from gputui.home import actions
-
-    return actions
+if TYPE_CHECKING:
+    from gputui.slurm.jobs import Job
 
 
 class JobsScreen(Screen):
@@ -48,8 +46,7 @@ class JobsScreen(Screen):
         Binding("q", "app.quit", "quit"),
         Binding("enter", "open_job", "open", show=False),
         Binding("l", "launch", "launch"),
-        Binding("c", "cancel_job", "cancel"),
-        Binding("s", "signal_job", "signal"),
+        *(Binding(a.key, f"job_action('{a.name}')", a.label, show=a.footer) for a in ACTIONS),
         Binding("v", "view_script", "script"),
         Binding("e", "edit_script", "edit"),
         Binding("o", "shell", "shell"),
@@ -236,7 +233,9 @@ class JobsScreen(Screen):
 
             self.open_dashboard(AttachSource(job.job_id, self.attach_options), job.job_id)
             return
-        files = _actions().replay_files(job)
+        from gputui.sources.inputs import job_files
+
+        files = job_files(job)
         if not files:
             self.say(f"job {job.job_id} ended and none of its output files are found here", "warning")
             return
@@ -244,43 +243,50 @@ class JobsScreen(Screen):
 
         self.open_dashboard(ReplaySource(files, self.config.alerts), job.job_id)
 
-    def action_cancel_job(self) -> None:
-        job = self._job(active=True)
+    def action_job_action(self, name: str) -> None:
+        """A key of :data:`~gputui.home.actions.ACTIONS`: check the job qualifies, ask, then run it."""
+        entry = action(name)
+        job = self._job()
         if job is None:
             return
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self.say(f"cancelling job {job.job_id}…")
-                self._cancel(job.job_id, None)
-
-        self.app.push_screen(ConfirmScreen(f"Cancel job {job.job_id} ({job.name}, {job.state})?"), answered)
-
-    def action_signal_job(self) -> None:
-        job = self._job(active=True)
-        if job is None:
+        why_not = entry.qualifies(job)
+        if why_not:
+            self.say(why_not, "warning")
             return
 
-        def chosen(signal: str | None) -> None:
-            if signal:
-                self._cancel(job.job_id, signal)
+        def run(choice: str | None = None) -> None:
+            if entry.doing:
+                self.say(entry.question(entry.doing, job))
+            self._in_worker(lambda: entry.run(job.job_id, choice))
 
-        choices = [(s, f"SIG{s}") for s in _actions().SIGNALS]
-        self.app.push_screen(
-            ChoiceScreen(f"Signal to send to job {job.job_id} (every step and the batch shell)", choices),
-            chosen,
-        )
+        if entry.confirm:
+            question = ConfirmScreen(entry.question(entry.confirm, job))
+            self.app.push_screen(question, lambda yes: run() if yes else None)
+        elif entry.choose:
+            choice = ChoiceScreen(entry.question(entry.choose, job), list(entry.choices))
+            self.app.push_screen(choice, lambda chosen: run(chosen) if chosen else None)
+        else:
+            run()
 
     @work(thread=True, exit_on_error=False, group="action")
-    def _cancel(self, job_id: str, signal: str | None) -> None:
-        from gputui.slurm.cancel import cancel_job
-
+    def _in_worker(
+        self, call: Callable[[], object], then: Callable | None = None, refresh: bool = True
+    ) -> None:
+        """The one worker of every job action: ``call`` (Slurm) in a thread; its answer as an
+        :class:`ActionDone` line (a result's message, or a string), or handed to ``then`` on the UI thread.
+        A failure is one line."""
         try:
-            result = cancel_job(job_id, signal=signal)
-        except SlurmError as exc:
-            self.post_message(ActionDone(str(exc), "error"))
+            result = call()
+        except actions.ACTION_ERRORS as exc:
+            self.post_message(ActionDone(str(exc), "error", refresh=refresh))
             return
-        self.post_message(ActionDone(result.message, "info" if result.confirmed else "warning"))
+        if then is not None:
+            self.app.call_from_thread(then, result)
+        elif isinstance(result, str):
+            self.post_message(ActionDone(result, refresh=refresh))
+        else:
+            level = "info" if getattr(result, "confirmed", True) else "warning"
+            self.post_message(ActionDone(getattr(result, "message", str(result)), level, refresh=refresh))
 
     def action_view_script(self) -> None:
         job = self._job()
@@ -295,25 +301,20 @@ class JobsScreen(Screen):
         if job is not None:
             self._script(job, edit=True)
 
-    @work(thread=True, exit_on_error=False, group="action")
     def _script(self, job: Job, edit: bool) -> None:
-        try:
-            text, origin = _actions().batch_script(job.job_id)
-        except SlurmError as exc:
-            self.post_message(ActionDone(str(exc), "error", refresh=False))
-            return
-        self.app.call_from_thread(self._got_script, job, text, origin, edit)
+        got = lambda answer: self._got_script(job, *answer, edit)  # noqa: E731
+        self._in_worker(lambda: actions.batch_script(job.job_id), then=got, refresh=False)
 
     def _got_script(self, job: Job, text: str, origin: str, edit: bool) -> None:
         if not edit:
             self.app.push_screen(TextScreen(f"job {job.job_id}: {origin}", text, shell=True))
             return
         try:
-            path = _actions().editable_copy(job, text)
+            path = actions.editable_copy(job, text)
         except OSError as exc:
             self.say(f"cannot write a copy of the script: {exc}", "error")
             return
-        argv = _actions().editor_argv(path)
+        argv = actions.editor_argv(path)
         try:
             with self.app.suspend():
                 code = subprocess.call(argv)
@@ -326,24 +327,11 @@ class JobsScreen(Screen):
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self._submit(str(path))
+                self._in_worker(lambda: actions.submit_edited(str(path)))
             else:
                 self.say(f"not submitted; the edited copy is kept at {path}")
 
         self.app.push_screen(ConfirmScreen(f"Submit the edited script {path.name} with sbatch?"), answered)
-
-    @work(thread=True, exit_on_error=False, group="action")
-    def _submit(self, path: str) -> None:
-        from pathlib import Path
-
-        from gputui.slurm.batch_script import submit
-
-        try:
-            job_id, final = submit(Path(path))
-        except SlurmError as exc:
-            self.post_message(ActionDone(str(exc), "error"))
-            return
-        self.post_message(ActionDone(f"submitted job {job_id} ({final})"))
 
     def action_shell(self) -> None:
         if served():
@@ -366,10 +354,10 @@ class JobsScreen(Screen):
 
     def _shell(self, job: Job, node: str) -> None:
         try:
-            argv = _actions().shell_argv(job, node)
+            argv, env = actions.shell_command(job, node)
             with self.app.suspend():
                 print(f"gputui: shell in job {job.job_id} on {node} (exit returns to gputui)", flush=True)
-                code = subprocess.call(argv, env=slurm_env())
+                code = subprocess.call(argv, env=env)
         except Exception as exc:  # a bad node name (SlurmError), no srun (OSError), no suspend
             self.say(f"cannot open a shell: {exc}", "error")
             return

@@ -29,6 +29,8 @@ import time
 from typing import Any
 
 SCENARIO_VAR = "GPUTUI_FAKE_SLURM"
+#: ``scontrol`` verbs that take a job list: their key is the verb alone (``scontrol hold``).
+JOB_VERBS = ("hold", "release", "requeue", "uhold")
 
 
 def load_scenario() -> dict[str, Any]:
@@ -57,6 +59,8 @@ def call_key(cmd: str, argv: list[str]) -> str:
         return "srun --version" if "--version" in argv else "srun"
     if cmd == "scontrol":
         words = [a for a in argv if not a.startswith("-")]
+        if words and words[0] in JOB_VERBS:  # `scontrol hold 3` → "scontrol hold": the id is in argv
+            return f"scontrol {words[0]}"
         return " ".join(["scontrol", *words[:2]])
     return cmd
 
