@@ -100,7 +100,8 @@ def route_auto(text: str, ctx: Context, now: float) -> list[Record] | None:
         records = pytorch.PARSER.parse(text, ctx, now)
         if records is not None:
             return records
-    return extract.FALLBACK.parse(text, ctx, now)
+    # the fallback's [] (a line it looked at and could not read) is no one's line: counted as unread
+    return extract.FALLBACK.parse(text, ctx, now) or None
 
 
 LABEL = re.compile(r"^\s{0,4}(\d{1,5}): |^\[rank(\d{1,5})\]:\s?")
@@ -276,7 +277,7 @@ class LogParser:
                 tracker.unfinished_progress = n < total
             elif records:
                 tracker.unfinished_progress = False
-            if not records:
+            if records is None:  # no parser's line ([]: a family's line with nothing to record, a bar)
                 unread.see(text, shapes[index] if inert is not None else None)  # type: ignore[index]
             elif inert is not None:
                 unread.read(shapes[index])  # type: ignore[index]
