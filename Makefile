@@ -1,7 +1,8 @@
 # gputui quick start. `make demo` opens the dashboard on the embedded default: a real 2-rank DDP training
 # run on this machine with simulated GPUs (no Slurm, no GPU needed);
-# `make test` sets up a test environment, starts the local Slurm test cluster (installing Debian's Slurm
-# packages when run as root) and runs the whole test suite.
+# `make test` sets up a test environment, checks style and the import layers (pyproject.toml's
+# [tool.importlinter]), starts the local Slurm test cluster (installing Debian's Slurm packages when run
+# as root) and runs the whole test suite.
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -19,11 +20,13 @@ demo: $(VENV)/.demo
 test: $(VENV)/.test cluster
 	$(BIN)/ruff check gputui tests benchmarks ci
 	$(BIN)/ruff format --check gputui tests benchmarks ci
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 lint: $(VENV)/.test
 	$(BIN)/ruff check gputui tests benchmarks ci
 	$(BIN)/ruff format --check gputui tests benchmarks ci
+	$(BIN)/lint-imports --no-cache
 
 # Mutation testing (docs/testing.md): not part of `make test` or CI; about 45 minutes on 2 cores.
 mutate: $(VENV)/.test
