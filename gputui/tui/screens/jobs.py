@@ -4,9 +4,11 @@ A timer asks a thread worker for a refresh (one ``squeue`` each time; never two 
 back as a :class:`~gputui.tui.messages.JobsPolled` message and only the cells that changed are redrawn.
 Errors are one line in the status bar over the last good table (what failed, since when, from when the
 table is); the list says "no jobs" only when squeue answered with none. Leaving the screen (quitting) stops
-the poller: a hung Slurm call is killed, never waited for. Job actions (cancel, signal, script,
-submit) run in workers and report through :class:`~gputui.tui.messages.ActionDone`; the editor and the
-shell inside a job run with the app suspended.
+the poller: a hung Slurm call is killed, never waited for. The screen composes and delegates: the header,
+detail and status lines are widgets (:mod:`gputui.tui.widgets.jobs_lines`); the job-action table's keys and
+its one worker are :mod:`~gputui.tui.screens.jobs_actions`, the keys that open other screens
+:mod:`~gputui.tui.screens.jobs_open`. Here: polling, drawing, the filter, and the editor and the shell
+inside a job (run with the app suspended).
 """
 
 from __future__ import annotations
@@ -14,34 +16,33 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Footer, Input
 
 from gputui.config import Config
 from gputui.home import actions
-from gputui.home.actions import ACTIONS, action
+from gputui.home.actions import ACTIONS
 from gputui.home.poller import JobsSnapshot, SlurmPoller
 from gputui.home.rows import AttachedFigures, JobRow, build_rows, filter_rows
 from gputui.serve.mode import not_in_browser, served
 from gputui.tui.messages import ActionDone, JobsPolled
-from gputui.tui.screens.dialogs import ChoiceScreen, ConfirmScreen, PromptScreen, TextScreen
-from gputui.tui.screens.help import HelpScreen
-from gputui.tui.screens.jobs_text import HOME_HELP, detail_line, header_line, status_lines
+from gputui.tui.screens.dialogs import ChoiceScreen, ConfirmScreen, TextScreen
+from gputui.tui.screens.jobs_actions import JobActionKeys
+from gputui.tui.screens.jobs_open import OpenKeys
 from gputui.tui.widgets.cluster_pane import ClusterPane
+from gputui.tui.widgets.jobs_lines import JobDetail, JobsHeader, JobsStatus
 from gputui.tui.widgets.jobs_table import JobsTable
 
 if TYPE_CHECKING:
     from gputui.slurm.jobs import Job
 
 
-class JobsScreen(Screen):
+class JobsScreen(JobActionKeys, OpenKeys, Screen):
     BINDINGS = [
         Binding("q", "app.quit", "quit"),
         Binding("enter", "open_job", "open", show=False),
@@ -72,15 +73,14 @@ class JobsScreen(Screen):
         self.status: tuple[str, str] | None = None  # (text, level) of the last action
         self._polling = False
         self._poll_again = False
-        self._shown: dict[str, object] = {}  # what each Static shows now
 
     def compose(self) -> ComposeResult:
-        yield Static(id="jobs-header")
+        yield JobsHeader(id="jobs-header")
         yield Input(id="filter", placeholder="filter: words in any column (enter: keep, esc: clear)")
         yield JobsTable(id="jobs")
-        yield Static(id="job-detail")
+        yield JobDetail(id="job-detail")
         yield ClusterPane(id="cluster")
-        yield Static(id="status")
+        yield JobsStatus(id="status")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -160,23 +160,14 @@ class JobsScreen(Screen):
         self._draw_detail()
         self._draw_status()
 
-    def _update(self, selector: str, content: Text | str) -> None:
-        """Update a one-line Static only when its content changed (each repaint costs CPU at idle)."""
-        if self._shown.get(selector) != content:
-            self._shown[selector] = content
-            self.query_one(selector, Static).update(content)
-
     def _draw_header(self) -> None:
-        text = header_line(self.snapshot, self.filter_text, self.config.jobs.refresh_s)
-        self._update("#jobs-header", text)
+        self.query_one(JobsHeader).show(self.snapshot, self.filter_text, self.config.jobs.refresh_s)
 
     def _draw_detail(self) -> None:
-        self._update("#job-detail", detail_line(self.query_one(JobsTable).selected_row(), self.snapshot))
+        self.query_one(JobDetail).show(self.query_one(JobsTable).selected_row(), self.snapshot)
 
     def _draw_status(self) -> None:
-        lines = status_lines(self.status, self.snapshot, self.config.jobs.ended_hours)
-        self._update("#status", lines[0] if lines else "")
-        self.query_one("#status", Static).display = bool(lines)
+        self.query_one(JobsStatus).show(self.status, self.snapshot, self.config.jobs.ended_hours)
 
     @on(JobsTable.RowHighlighted)
     def _row_moved(self) -> None:
@@ -195,98 +186,6 @@ class JobsScreen(Screen):
         self.say(message.text, message.level)
         if message.refresh:
             self.request_poll(force=True)
-
-    # ------------------------------------------------------------------ the selected job
-
-    def _job(self, *, active: bool = False, running: bool = False) -> Job | None:
-        row = self.query_one(JobsTable).selected_row()
-        if row is None or row.job is None:
-            self.say("choose a job row first (a group row stands for several jobs)", "warning")
-            return None
-        job = row.job
-        if running and job.state != "RUNNING":
-            self.say(f"job {job.job_id} is {job.state}: only a running job has nodes to open", "warning")
-            return None
-        if active and not job.active:
-            self.say(f"job {job.job_id} has already ended ({job.state})", "warning")
-            return None
-        return job
-
-    def open_dashboard(self, source, job_id: str | None = None) -> None:
-        from gputui.tui.screens.dashboard import DashboardScreen  # imported on first use: a faster start
-
-        def back(result) -> None:
-            if job_id and result is not None:
-                util, loss = result
-                self.figures[job_id] = AttachedFigures(util, loss)
-                self.redraw()
-            self.query_one(JobsTable).focus()
-
-        self.app.push_screen(DashboardScreen(source, self.config, back=True), back)
-
-    def action_open_job(self) -> None:
-        job = self._job()
-        if job is None:
-            return
-        if job.active:
-            from gputui.sources.attach import AttachSource
-
-            self.open_dashboard(AttachSource(job.job_id, self.attach_options), job.job_id)
-            return
-        from gputui.sources.inputs import job_files
-
-        files = job_files(job)
-        if not files:
-            self.say(f"job {job.job_id} ended and none of its output files are found here", "warning")
-            return
-        from gputui.sources.replay import ReplaySource
-
-        self.open_dashboard(ReplaySource(files, self.config.alerts), job.job_id)
-
-    def action_job_action(self, name: str) -> None:
-        """A key of :data:`~gputui.home.actions.ACTIONS`: check the job qualifies, ask, then run it."""
-        entry = action(name)
-        job = self._job()
-        if job is None:
-            return
-        why_not = entry.qualifies(job)
-        if why_not:
-            self.say(why_not, "warning")
-            return
-
-        def run(choice: str | None = None) -> None:
-            if entry.doing:
-                self.say(entry.question(entry.doing, job))
-            self._in_worker(lambda: entry.run(job.job_id, choice))
-
-        if entry.confirm:
-            question = ConfirmScreen(entry.question(entry.confirm, job))
-            self.app.push_screen(question, lambda yes: run() if yes else None)
-        elif entry.choose:
-            choice = ChoiceScreen(entry.question(entry.choose, job), list(entry.choices))
-            self.app.push_screen(choice, lambda chosen: run(chosen) if chosen else None)
-        else:
-            run()
-
-    @work(thread=True, exit_on_error=False, group="action")
-    def _in_worker(
-        self, call: Callable[[], object], then: Callable | None = None, refresh: bool = True
-    ) -> None:
-        """The one worker of every job action: ``call`` (Slurm) in a thread; its answer as an
-        :class:`ActionDone` line (a result's message, or a string), or handed to ``then`` on the UI thread.
-        A failure is one line."""
-        try:
-            result = call()
-        except actions.ACTION_ERRORS as exc:
-            self.post_message(ActionDone(str(exc), "error", refresh=refresh))
-            return
-        if then is not None:
-            self.app.call_from_thread(then, result)
-        elif isinstance(result, str):
-            self.post_message(ActionDone(result, refresh=refresh))
-        else:
-            level = "info" if getattr(result, "confirmed", True) else "warning"
-            self.post_message(ActionDone(getattr(result, "message", str(result)), level, refresh=refresh))
 
     def action_view_script(self) -> None:
         job = self._job()
@@ -393,84 +292,3 @@ class JobsScreen(Screen):
         self.say("refreshing…")
         self.status = None
         self.request_poll(force=True)
-
-    def action_launch(self) -> None:
-        from gputui.tui.screens.launch import LaunchScreen
-
-        snap = self.snapshot
-        cluster = snap.cluster_name if snap else ""
-        slurm = bool(snap and snap.slurm_found)
-        partitions = [p.name for p in snap.partitions] if snap else []
-        self.app.push_screen(
-            LaunchScreen(self.config, cluster, slurm=slurm, partitions=partitions), self._launched
-        )
-
-    def _launched(self, result) -> None:
-        if not result:
-            return
-        kind, value = result
-        if kind == "slurm":
-            from gputui.sources.attach import AttachSource
-
-            self.say(f"submitted job {value}")
-            self.request_poll(force=True)
-            self.open_dashboard(AttachSource(value, self.attach_options), value)
-        else:
-            from gputui.sources.local import LocalRunSource
-
-            self.open_dashboard(LocalRunSource(value))
-
-    def action_demo(self) -> None:
-        from gputui.extras import MissingExtra, require
-
-        try:
-            require("demo", "the demo (a real training run)")
-        except MissingExtra as exc:
-            self.say(f"{exc} (or make demo)", "error")
-            return
-        from gputui.sources.demo import demo_spec
-        from gputui.sources.local import LocalRunSource
-
-        self.open_dashboard(LocalRunSource(demo_spec(), simulated=True, title="demo"))
-
-    def action_replay(self) -> None:
-        def chosen(text: str | None) -> None:
-            if not text:
-                return
-            import shlex
-
-            try:
-                files = shlex.split(text)
-            except ValueError as exc:
-                self.say(f"cannot read the file names: {exc}", "error")
-                return
-            missing = [f for f in files if not os.path.isfile(os.path.expanduser(f))]
-            if missing:
-                self.say(f"no such file: {missing[0]}", "error")
-                return
-            from gputui.sources.replay import ReplaySource
-
-            self.open_dashboard(ReplaySource([os.path.expanduser(f) for f in files], self.config.alerts))
-
-        self.app.push_screen(
-            PromptScreen(
-                "Replay which files? (record files, training logs; space-separated)",
-                "run.jsonl slurm-123.out",
-            ),
-            chosen,
-        )
-
-    def action_settings(self) -> None:
-        from gputui.home.settings_text import settings_text
-
-        cluster = self.snapshot.cluster_name if self.snapshot else ""
-        text = settings_text(self.config, cluster, getattr(self.app, "warning", None))
-        self.app.push_screen(TextScreen("settings in effect", text))
-
-    def action_history(self) -> None:
-        from gputui.tui.screens.history import HistoryScreen
-
-        self.app.push_screen(HistoryScreen(user=self.poller.user))
-
-    def action_help(self) -> None:
-        self.app.push_screen(HelpScreen(HOME_HELP))
