@@ -27,7 +27,7 @@ Usage::
     python benchmarks/mutation.py [--sample 60] [--seed 14] [--groups core,logs] [--out FILE]
     python benchmarks/mutation.py --list                  # candidates and the sample, no test run
     python benchmarks/mutation.py --recheck FILE          # FILE's survivors again, at FILE's commit, with
-                                                          # this working tree's tests/**/test_mutants_*.py
+                                                          # this working tree's KILLER_TESTS
     python benchmarks/mutation.py --report FILE           # print FILE again with the current EXPLAINED
 
 Needs ``pip install -e '.[mutate]'`` (Cosmic Ray) in the test environment (``make test``'s venv).
@@ -69,7 +69,7 @@ GROUPS: dict[str, Group] = {
     "core": Group(
         ("gputui/stream/records.py", "gputui/stream/io.py", "gputui/distenv.py"),
         ("tests/test_records.py", "tests/test_recordio.py", "tests/test_distenv.py",
-         "tests/test_master_port_values.py", "tests/test_mutants_records.py"),
+         "tests/test_master_port_values.py", "tests/test_record_io_edges_and_world_size.py"),
     ),
     "logs": Group(("gputui/logs",), ("tests/logs",)),
     "probes": Group(("gputui/probes",), ("tests/probes",)),
@@ -78,6 +78,15 @@ GROUPS: dict[str, Group] = {
         ("tests/slurm", "tests/test_hostlist.py", "tests/test_slurm_cluster.py"),
     ),
 }  # fmt: skip
+
+# The tests written to kill earlier runs' survivors (docs/testing.md): --recheck copies these files of the
+# working tree into the clone by default, so an old run's survivors meet the tests written since.
+KILLER_TESTS = (
+    "tests/test_record_io_edges_and_world_size.py",
+    "tests/logs/test_follower_tensorboard_generic_edges.py",
+    "tests/probes/test_rotation_sim_gpus_and_energy.py",
+    "tests/slurm/test_submit_errors_and_job_fields.py",
+)
 
 # Survivors judged by hand, keyed by (module, line before, line after) (stable while the line is).
 # ("equivalent", why): no test can tell the mutant from the original; left out of the non-equivalent score.
@@ -552,7 +561,7 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         metavar="GLOB",
         help="copy these files of --source's working tree into the clone "
-        "(default with --recheck: tests/**/test_mutants_*.py)",
+        "(default with --recheck: KILLER_TESTS, the tests written against earlier survivors)",
     )
     ap.add_argument("--timeout-factor", type=float, default=3.0, help="per-mutant timeout: factor x baseline")
     ap.add_argument("--timeout-min", type=float, default=60.0, help="... and at least this many seconds")
@@ -576,9 +585,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     previous = json.loads(args.recheck.read_text()) if args.recheck else None
     commit = args.commit or (previous["commit"] if previous else None)
-    add_tests = (
-        args.add_tests if args.add_tests is not None else (["tests/**/test_mutants_*.py"] if previous else [])
-    )
+    add_tests = args.add_tests if args.add_tests is not None else (list(KILLER_TESTS) if previous else [])
     workdir = args.workdir.resolve()
     commit = prepare_clone(workdir, args.source.resolve(), commit, add_tests)
     use_clone(workdir)
