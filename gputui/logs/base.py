@@ -1,6 +1,7 @@
 """What every log-format parser shares: the per-stream context, number and name helpers, records.
 
-A line parser is a module-level object with ``name`` and ``parse(text, ctx) -> list[Record] | None``:
+A line parser is a module-level object with ``name``, ``claims(text, head, ctx)`` (its cheap pre-test)
+and ``parse(text, ctx, now) -> list[Record] | None``:
 ``None`` means "not my format, try the next parser"; a list (possibly empty) means the frame was
 recognised. Parsers are tried in order for every finished frame (see :mod:`gputui.logs.parser`).
 
@@ -95,7 +96,12 @@ class Context:
 
 
 class LineParser(Protocol):
+    """A format's parser. ``claims`` is its cheap pre-test for auto routing (``head`` is ``text[:24]``):
+    False only where ``parse`` would return None; auto mode skips the parse then."""
+
     name: str
+
+    def claims(self, text: str, head: str, ctx: Context) -> bool: ...
 
     def parse(self, text: str, ctx: Context, now: float) -> list[Record] | None: ...
 

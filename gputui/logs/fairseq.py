@@ -63,6 +63,12 @@ def _stats(obj: dict[str, Any], prefix: str) -> dict[str, float]:
 class FairseqParser:
     name = NAME
 
+    @staticmethod
+    def claims(text: str, head: str, ctx: Context) -> bool:
+        """The cheap pre-test of auto routing (``head``: ``text[:24]``): False where :meth:`parse`
+        would surely say "not mine"."""
+        return OPEN in text or "fairseq" in text
+
     def parse(self, text: str, ctx: Context, now: float) -> list[Record] | None:
         start = text.find(OPEN)
         if start < 0:

@@ -17,6 +17,12 @@ NAME = "gputui"
 class GputuiParser:
     name = NAME
 
+    @staticmethod
+    def claims(text: str, head: str, ctx: Context) -> bool:
+        """The cheap pre-test of auto routing (``head``: ``text[:24]``): False where :meth:`parse`
+        would surely say "not mine"."""
+        return STDOUT_PREFIX in text
+
     def parse(self, text: str, ctx: Context, now: float) -> list[Record] | None:
         if STDOUT_PREFIX not in text:
             return None

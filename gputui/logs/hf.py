@@ -50,6 +50,12 @@ ITEM = re.compile(r"'([^']*)': (?:'([^']*)'|([^,}]+))")
 class HFParser:
     name = NAME
 
+    @staticmethod
+    def claims(text: str, head: str, ctx: Context) -> bool:
+        """The cheap pre-test of auto routing (``head``: ``text[:24]``): False where :meth:`parse`
+        would surely say "not mine"."""
+        return "{'" in text
+
     def parse(self, text: str, ctx: Context, now: float) -> list[Record] | None:
         start = text.find("{'")
         if start < 0 or (not text.endswith("}") and "}" not in text[start:]):

@@ -34,6 +34,16 @@ LAST_ITER = "mmengine_iter"  # ctx.extra: the latest Iter(train) position
 class MMEngineParser:
     name = NAME
 
+    @staticmethod
+    def claims(text: str, head: str, ctx: Context) -> bool:
+        """The cheap pre-test of auto routing (``head``: ``text[:24]``): False where :meth:`parse`
+        would surely say "not mine"."""
+        return (
+            "(" in text
+            and ("Epoch(" in text or "Iter(" in text)
+            and ("Epoch" in text or "epoch" in text or "Test" in text or "[" in text or "*" in text)
+        )
+
     def parse(self, text: str, ctx: Context, now: float) -> list[Record] | None:
         m = LOOP.search(text)
         if m is None:

@@ -3,8 +3,8 @@
 For every finished frame (:mod:`gputui.logs.normalize`): an ``srun --label`` prefix (``3: ``) or a
 ``[rank3]:`` marker at the start of the physical line sets the rank of all its frames and is removed;
 each rank has its own :class:`~gputui.logs.base.Context`. The family parsers are tried in order and the
-first that recognises the frame gives its records (:func:`route_auto` skips, with the parser's own first
-test, those that would say "not mine"); a frame goes to the outcome tracker when its line was flagged
+first that recognises the frame gives its records (:func:`route_auto` skips, with each parser's ``claims``
+pre-test, those that would say "not mine"); a frame goes to the outcome tracker when its line was flagged
 by the normaliser's gate (or while a traceback is being read): the others cannot hold a signal.
 
 Catch-up mode (:attr:`LogParser.thin`): the normaliser skips redraws (:mod:`gputui.logs.thinning`), and a
@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 import time as _time
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import IO
 
 from gputui.logs import (
@@ -40,68 +40,57 @@ from gputui.logs.outcome import RECENT_FRAMES, OutcomeTracker
 from gputui.logs.outcome import gate as outcome_gate
 from gputui.logs.thinning import ThinningNormalizer
 from gputui.logs.unread import Unread
-from gputui.stream.io import STDOUT_PREFIX
 from gputui.stream.records import Record
 
-#: ``--format`` name → the line parsers it enables, in the order they are tried.
+#: ``--format`` name → the line parsers it enables, in the order auto mode tries them. Registering a
+#: format here is all it takes: auto routing (:func:`route_auto`) asks each parser's own ``claims``
+#: pre-test. ``generic`` (the fallback) stays last.
 FAMILIES: dict[str, tuple[LineParser, ...]] = {
     "gputui": (gputui_records.PARSER,),
     "ultralytics": (ultralytics.PARSER,),
     "fairseq": (fairseq.PARSER,),
+    "timm": (timm.PARSER,),
     "keras": (keras.PARSER,),
     "tqdm": (tqdm.PARSER,),
     "hf": (hf.PARSER,),
     "mmengine": (mmengine.PARSER,),
-    "timm": (timm.PARSER,),
     "pytorch": (pytorch.PARSER,),
     "generic": (extract.FALLBACK,),
 }
-AUTO: tuple[LineParser, ...] = tuple(p for family in FAMILIES.values() for p in family)
+Route = Callable[[str, Context, float], "list[Record] | None"]
+_ROUTES: dict[tuple[LineParser, ...], Route] = {}
 
 
-def route_auto(text: str, ctx: Context, now: float) -> list[Record] | None:
-    """The parsers of ``AUTO`` in order, skipping those whose own first test would reject the frame
-    (the same result as trying each in turn, without the calls)."""
-    if STDOUT_PREFIX in text:
-        records = gputui_records.PARSER.parse(text, ctx, now)
-        if records is not None:
-            return records
-    head = text[:24]
-    epoch_head = "Epoch " in head
-    if ultralytics.KEY in ctx.extra or (epoch_head and "_mem" in text):
-        records = ultralytics.PARSER.parse(text, ctx, now)
-        if records is not None:
-            return records
-    if fairseq.OPEN in text or "fairseq" in text:
-        records = fairseq.PARSER.parse(text, ctx, now)
-        if records is not None:
-            return records
-    if "Train:" in text or "Test" in text or "Best metric:" in text:
-        records = timm.PARSER.parse(text, ctx, now)
-        if records is not None:
-            return records
-    if "/" in head or epoch_head or "- " in head:
-        records = keras.PARSER.parse(text, ctx, now)
-        if records is not None:
-            return records
-    if "%" in text and "[" in text:
-        records = tqdm.PARSER.parse(text, ctx, now)
-        if records is not None:
-            return records
-    if "{'" in text:
-        records = hf.PARSER.parse(text, ctx, now)
-        if records is not None:
-            return records
-    if "Epoch" in text or "epoch" in text or "Test" in text or "[" in text or "*" in text:
-        if "(" in text and ("Epoch(" in text or "Iter(" in text):
-            records = mmengine.PARSER.parse(text, ctx, now)
-            if records is not None:
-                return records
-        records = pytorch.PARSER.parse(text, ctx, now)
-        if records is not None:
-            return records
-    # the fallback's [] (a line it looked at and could not read) is no one's line: counted as unread
-    return extract.FALLBACK.parse(text, ctx, now) or None
+def auto_parsers() -> tuple[LineParser, ...]:
+    """The parsers of ``--format auto``: every family of :data:`FAMILIES`, in order."""
+    return tuple(p for family in FAMILIES.values() for p in family)
+
+
+def route_auto(parsers: tuple[LineParser, ...]) -> Route:
+    """The auto route over ``parsers`` (built once per tuple): each in order, skipped where its
+    ``claims`` pre-test rejects the frame (the same result as trying each in turn, without the calls).
+    The fallback's ``[]`` (a line it looked at and could not read) is no one's line: None, counted as
+    unread."""
+    route = _ROUTES.get(parsers)
+    if route is None:
+        route = _ROUTES[parsers] = _router(parsers)
+    return route
+
+
+def _router(parsers: tuple[LineParser, ...]) -> Route:
+    pairs = tuple((p.claims, p.parse) for p in parsers if p is not extract.FALLBACK)
+    fallback = extract.FALLBACK.parse if extract.FALLBACK in parsers else None
+
+    def route(text: str, ctx: Context, now: float) -> list[Record] | None:
+        head = text[:24]
+        for claims, parse in pairs:
+            if claims(text, head, ctx):
+                records = parse(text, ctx, now)
+                if records is not None:
+                    return records
+        return (fallback(text, ctx, now) or None) if fallback is not None else None
+
+    return route
 
 
 LABEL = re.compile(r"^\s{0,4}(\d{1,5}): |^\[rank(\d{1,5})\]:\s?")
@@ -143,8 +132,9 @@ class LogParser:
     ) -> None:
         """``path``: the log's file, for the taught patterns of its folder (:mod:`gputui.logs.taught`)."""
         names = [formats] if isinstance(formats, str) else list(formats)
-        if "auto" in names:
-            self.parsers = AUTO
+        auto = "auto" in names
+        if auto:
+            self.parsers = auto_parsers()
         else:
             unknown = [n for n in names if n not in FAMILIES]
             if unknown:
@@ -153,7 +143,7 @@ class LogParser:
         self.job = job
         self.normalizer = ThinningNormalizer(max_frame, gate=outcome_gate)
         self.outcome = OutcomeTracker()
-        self._route = route_auto if self.parsers == AUTO else self._route_each
+        self._route = route_auto(self.parsers) if auto else self._route_each
         teacher = taught.TEACHING.parser_for(path)  # the user's patterns, tried first
         if teacher is not None:
             self._route = teacher.first(self._route)

@@ -54,6 +54,12 @@ def _name(label: str, prefix: str = "") -> str:
 class PytorchParser:
     name = NAME
 
+    @staticmethod
+    def claims(text: str, head: str, ctx: Context) -> bool:
+        """The cheap pre-test of auto routing (``head``: ``text[:24]``): False where :meth:`parse`
+        would surely say "not mine"."""
+        return "Epoch" in text or "epoch" in text or "Test" in text or "[" in text or "*" in text
+
     def parse(self, text: str, ctx: Context, now: float) -> list[Record] | None:
         if "Epoch" in text or "epoch" in text or "Test" in text or "[" in text or "*" in text:
             if "Train Epoch" in text:

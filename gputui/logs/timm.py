@@ -64,6 +64,12 @@ def _meters(rest: str) -> tuple[list[tuple[str, float]], list[tuple[str, float]]
 class TimmParser:
     name = NAME
 
+    @staticmethod
+    def claims(text: str, head: str, ctx: Context) -> bool:
+        """The cheap pre-test of auto routing (``head``: ``text[:24]``): False where :meth:`parse`
+        would surely say "not mine"."""
+        return "Train:" in text or "Test" in text or "Best metric:" in text
+
     def parse(self, text: str, ctx: Context, now: float) -> list[Record] | None:
         if "Train:" in text:
             m = TRAIN.search(text)

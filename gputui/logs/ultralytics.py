@@ -82,6 +82,12 @@ def _val_header(text: str) -> tuple[str, ...] | None:
 class UltralyticsParser:
     name = NAME
 
+    @staticmethod
+    def claims(text: str, head: str, ctx: Context) -> bool:
+        """The cheap pre-test of auto routing (``head``: ``text[:24]``): False where :meth:`parse`
+        would surely say "not mine"."""
+        return KEY in ctx.extra or ("Epoch " in head and "_mem" in text)
+
     def parse(self, text: str, ctx: Context, now: float) -> list[Record] | None:
         columns = ctx.extra.get(KEY)
         if columns is not None:
