@@ -9,8 +9,8 @@ import os
 from gputui.home.rows import AttachedFigures
 from gputui.tui.screens.dialogs import PromptScreen, TextScreen
 from gputui.tui.screens.help import HelpScreen
-from gputui.tui.screens.jobs_text import HOME_HELP
 from gputui.tui.widgets.jobs_table import JobsTable
+from gputui.tui.widgets.jobs_text import HOME_HELP
 
 
 class OpenKeys:

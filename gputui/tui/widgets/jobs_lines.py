@@ -1,6 +1,6 @@
 """The one-line widgets of the jobs screen: its header, the selected job's detail and the status bar.
 
-Each draws one of the pure text functions of :mod:`gputui.tui.screens.jobs_text` and repaints only when
+Each draws one of the pure text functions of :mod:`gputui.tui.widgets.jobs_text` and repaints only when
 its text changed (each repaint costs CPU at idle), as the dashboard's header does."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from textual.widgets import Static
 
 from gputui.home.poller import JobsSnapshot
 from gputui.home.rows import JobRow
-from gputui.tui.screens.jobs_text import detail_line, header_line, status_lines
+from gputui.tui.widgets.jobs_text import detail_line, header_line, status_lines
 
 
 class _Line(Static):
