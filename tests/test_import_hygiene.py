@@ -22,6 +22,8 @@ FORBIDDEN = ("textual", "torch", "tensorflow", "keras", "pynvml", "amdsmi", "pyr
 # Every module of these packages is imported (new modules are checked without editing this list).
 HEADLESS_PACKAGES = (
     "gputui.stream",
+    "gputui.analysis",
+    "gputui.export",
     "gputui.probes",
     "gputui.slurm",
     "gputui.logs",
