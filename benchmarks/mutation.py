@@ -97,7 +97,7 @@ EXPLAINED: dict[tuple[str, str, str], tuple[str, str]] = {
         ACC, "1-byte reads give the same records, far slower; they differ only for a line of 1 MiB to "
         "1 MiB + 64 KiB, which 64 KiB reads accept though docs/records.md says lines over 1 MiB are dropped",
     ),
-    ("gputui/logs/mmengine.py", 'if (kind == "Epoch") != (epoch_text is not None):',
+    ("gputui/logs/formats/mmengine.py", 'if (kind == "Epoch") != (epoch_text is not None):',
      'if (kind <= "Epoch") != (epoch_text is not None):'): (
         EQ, "LOOP matches only Epoch or Iter, and 'Iter' <= 'Epoch' is false: <= is == here",
     ),
@@ -112,10 +112,10 @@ EXPLAINED: dict[tuple[str, str, str], tuple[str, str]] = {
      "last = len(lines) * 1  # the part after the final \\n is empty or ends with \\r"): (
         EQ, "the empty part after the final newline gives no frame, and ``line`` is local to the function",
     ),
-    ("gputui/logs/pytorch.py", "if len(_NAMES) >= 1024:", "if len(_NAMES) < 1024:"): (
+    ("gputui/logs/formats/pytorch.py", "if len(_NAMES) >= 1024:", "if len(_NAMES) < 1024:"): (
         EQ, "a memo of metric names: clearing it on every miss changes speed only",
     ),
-    ("gputui/logs/tensorboard.py",
+    ("gputui/logs/files/tensorboard.py",
      'struct.unpack(f"<{len(value) // 8}d", value) if wire == 2 else struct.unpack("<d", value)',
      'struct.unpack(f"<{len(value) // 8}d", value) if not wire == 2 else struct.unpack("<d", value)'): (
         ACC, "differs only for a packed double_val of several values: scalar summaries are 0-d (one value)",
@@ -123,7 +123,7 @@ EXPLAINED: dict[tuple[str, str, str], tuple[str, str]] = {
     ("gputui/logs/thinning.py", "if m < 3 * period:", "if m < 3 >> period:"): (
         EQ, "an early exit: with fewer than 3 periods of frames no run has two twins, so nothing is skipped",
     ),
-    ("gputui/logs/ultralytics.py", "if total > 0 and n == total:", "if total > -1 and n == total:"): (
+    ("gputui/logs/formats/ultralytics.py", "if total > 0 and n == total:", "if total > -1 and n == total:"): (
         ACC, "differs only for a 0/0 bar (an epoch row with no batches), which Ultralytics does not print",
     ),
     ("gputui/probes/base.py", 'if vendor == "amd":', 'if vendor <= "amd":'): (
@@ -173,7 +173,7 @@ EXPLAINED: dict[tuple[str, str, str], tuple[str, str]] = {
      "changed = size < self.offset or fst.st_mtime_ns != self._mtime"): (
         ACC, "a grown file also has a new mtime, except on a file system with coarse timestamps",
     ),
-    ("gputui/logs/generic.py", "if len(plans) >= MAX_PLANS:", "if len(plans) <= MAX_PLANS:"): (
+    ("gputui/logs/formats/generic.py", "if len(plans) >= MAX_PLANS:", "if len(plans) <= MAX_PLANS:"): (
         EQ, "a memo of line plans: clearing it on every miss changes speed only",
     ),
     ("gputui/logs/normalize.py", "if index == last and not raw:", "if index >= last and not raw:"): (

@@ -161,7 +161,7 @@ def _add_report_options(parser: argparse.ArgumentParser) -> None:
 
 def _pattern(text: str) -> object:
     """``--pattern TEXT``: a taught log format, compiled (a bad one is a usage error naming it)."""
-    from gputui.logs.taught import compile_pattern
+    from gputui.logs.formats.taught import compile_pattern
 
     try:
         return compile_pattern(text)
@@ -185,7 +185,7 @@ def _add_pattern_option(parser: argparse.ArgumentParser) -> None:
 def _teach(args: argparse.Namespace) -> None:
     """The taught log formats in effect: ``--pattern``, then the settings file's ``[[patterns]]``."""
     from gputui.config import load_config_or_defaults
-    from gputui.logs.taught import use
+    from gputui.logs.formats.taught import use
 
     config, problem = load_config_or_defaults()
     if problem and args.command in ("parse", "report", "export"):  # the dashboard says it itself

@@ -259,7 +259,7 @@ def _patterns(raw: Any, where: _Where) -> tuple[PatternSetting, ...]:
         return ()
     if not isinstance(raw, list):
         raise where.error('patterns must be [[patterns]] tables with pattern = "..."', "patterns")
-    from gputui.logs.taught import compile_pattern
+    from gputui.logs.formats.taught import compile_pattern
 
     out = []
     for index, table in enumerate(raw, 1):
@@ -304,7 +304,7 @@ def _patterns(raw: Any, where: _Where) -> tuple[PatternSetting, ...]:
 def append_pattern(pattern: str, where: str | None = None, env: dict[str, str] | None = None) -> Path:
     """Append a ``[[patterns]]`` table to the settings file as text (the rest of the file kept as it is);
     the file is read back and, if it no longer loads, put back as it was (:class:`ConfigError`)."""
-    from gputui.logs.taught import compile_pattern
+    from gputui.logs.formats.taught import compile_pattern
 
     try:
         compile_pattern(pattern)

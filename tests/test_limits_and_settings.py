@@ -30,7 +30,7 @@ from test_e2e_tmux import GPUTUI
 from gputui.argtypes import SAMPLE_INTERVAL_S, SLURM_REFRESH_S, Range
 from gputui.cli import build_parser
 from gputui.config import Config, ConfigError, apply_environment, load_config, load_config_or_defaults
-from gputui.logs.lightning_csv import CsvMetricsParser
+from gputui.logs.files.lightning_csv import CsvMetricsParser
 from gputui.logs.parser import LogParser
 from gputui.probes.sampler import Sampler
 from gputui.stream import records

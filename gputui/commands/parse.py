@@ -9,7 +9,8 @@ progress bar and runs of same-shape step lines are sampled, epoch rows and the o
 ``--batch-size``: the global batch of one printed step (all ranks together),
 for images/s where the log counts steps but not samples. Lightning ``metrics.csv``, TensorBoard
 ``events.out.tfevents.*``, MLflow runs (``meta.yaml``), W&B ``.wandb`` files and gputui JSONL record files
-are recognised by name/content; a directory gives its runs' metric files (:mod:`gputui.logs.metric_files`).
+are recognised by name/content; a directory gives its runs' metric files
+(:mod:`gputui.logs.files.metric_files`).
 Errors are one line each; exit status 1 if any file could not be read.
 """
 
@@ -25,10 +26,10 @@ from typing import IO
 from gputui.analysis.steps import StepSummary, StepTracker, step_rows
 from gputui.commands.unread import listing, note
 from gputui.logs.epochs import EpochRow, EpochTable
-from gputui.logs.lightning_csv import CsvMetricsParser
-from gputui.logs.metric_files import metric_file_kind, metric_file_parser, metric_paths
+from gputui.logs.files.lightning_csv import CsvMetricsParser
+from gputui.logs.files.metric_files import metric_file_kind, metric_file_parser, metric_paths
+from gputui.logs.files.tensorboard import EventFileParser
 from gputui.logs.parser import FAMILIES, LogParser
-from gputui.logs.tensorboard import EventFileParser
 from gputui.logs.unread import Unread
 from gputui.stream.io import encode_record, read_records
 from gputui.stream.records import Record

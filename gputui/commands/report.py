@@ -3,7 +3,7 @@ whether more GPUs helped (``docs/analysis.md``).
 
 RUN is a record file, a training log, a metric file or run directory, or a Slurm job id, resolved to its
 files by :mod:`gputui.sources.inputs` (a store of several runs is one RUN per run:
-:func:`gputui.logs.metric_files.runs_of`).
+:func:`gputui.logs.files.metric_files.runs_of`).
 Rich tables on a terminal; ``--json`` and ``--csv`` for scripts. A run that counts steps and no epochs
 gets its step summary (``steps`` in ``--json``; steps, loss, step time and ETA columns in ``--csv``).
 """
@@ -17,7 +17,7 @@ import sys
 from typing import IO
 
 from gputui.analysis import RunAnalysis, RunReport, ScalePoint
-from gputui.logs.metric_files import runs_of
+from gputui.logs.files.metric_files import runs_of
 from gputui.sources.inputs import RunError, run_records
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import shlex
 from typing import IO
 
-from gputui.logs.taught import draft
+from gputui.logs.formats.taught import draft
 from gputui.logs.unread import Unread, unread_line
 from gputui.textsafe import printable
 

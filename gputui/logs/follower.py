@@ -36,7 +36,7 @@ read behind): the log pane gets the file's tail first (:mod:`gputui.logs.catchup
 the history in catch-up mode (:mod:`gputui.logs.thinning`), ``on_progress`` tells how far it is.
 ``on_unread`` hears the parser's count of lines that look like metrics but gave no record
 (:mod:`gputui.logs.unread`) whenever it changed; :meth:`LogFollower.reread` parses what was read again
-from the start with a new parser (a pattern taught since: :mod:`gputui.logs.taught`).
+from the start with a new parser (a pattern taught since: :mod:`gputui.logs.formats.taught`).
 """
 
 from __future__ import annotations

@@ -20,21 +20,21 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO
 
-from gputui.logs import (
+from gputui.logs import planned
+from gputui.logs.base import Context, LineParser
+from gputui.logs.formats import (
     extract,
     fairseq,
     gputui_records,
     hf,
     keras,
     mmengine,
-    planned,
     pytorch,
     taught,
     timm,
     tqdm,
     ultralytics,
 )
-from gputui.logs.base import Context, LineParser
 from gputui.logs.normalize import DEFAULT_MAX_FRAME, Frame
 from gputui.logs.outcome import RECENT_FRAMES, OutcomeTracker
 from gputui.logs.outcome import gate as outcome_gate
@@ -130,7 +130,8 @@ class LogParser:
         max_frame: int = DEFAULT_MAX_FRAME,
         path: str | None = None,
     ) -> None:
-        """``path``: the log's file, for the taught patterns of its folder (:mod:`gputui.logs.taught`)."""
+        """``path``: the log's file, for the taught patterns of its folder
+        (:mod:`gputui.logs.formats.taught`)."""
         names = [formats] if isinstance(formats, str) else list(formats)
         auto = "auto" in names
         if auto:

@@ -2,7 +2,7 @@
 
 :func:`read_line` works out, for one line, which numbers are counters (epoch, step), which are metrics and
 what each is called (:mod:`gputui.logs.naming`), or that the line is no metric line. It depends only on
-the line's *shape* (digits read as 0), so :mod:`gputui.logs.extract` calls it once per shape.
+the line's *shape* (digits read as 0), so :mod:`gputui.logs.formats.extract` calls it once per shape.
 """
 
 from __future__ import annotations

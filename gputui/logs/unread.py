@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gputui.logs.extract import PREFIX
+from gputui.logs.formats.extract import PREFIX
 from gputui.logs.thinning import SHAPE_DELETE
 
 MAX_TRACKED = 64

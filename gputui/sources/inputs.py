@@ -5,8 +5,8 @@ A RUN is
 
 - a file: a record file (``--log``, ``attach --output``, ``gputui parse --json``: JSON lines, judged by
   its first line), a metric file by its name (``metrics.csv``, TensorBoard events, an MLflow run's
-  ``meta.yaml``, a W&B ``run-<id>.wandb``: :mod:`gputui.logs.metric_files`), else a training log;
-- a run directory: its metric files (:func:`~gputui.logs.metric_files.run_dir_files`);
+  ``meta.yaml``, a W&B ``run-<id>.wandb``: :mod:`gputui.logs.files.metric_files`), else a training log;
+- a run directory: its metric files (:func:`~gputui.logs.files.metric_files.run_dir_files`);
 - a Slurm job id (``123``, ``123_4``): its ``slurm-ID.out`` and ``gputui-ID-*.jsonl`` in the current
   directory; where none are here, Slurm says where its output went (``scontrol``, else ``sacct`` for
   an ended job) and :func:`job_files` finds them there.
@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from gputui.logs.metric_files import metric_file_kind, metric_file_parser, run_dir_files
+from gputui.logs.files.metric_files import metric_file_kind, metric_file_parser, run_dir_files
 from gputui.slurm.history import record_files
 from gputui.slurm.jobs import Job
 from gputui.stream.io import ReadStats, parse_line, read_file
@@ -181,5 +181,5 @@ def _read(run: str, files: list[RunFile]) -> Iterator[Record]:
             yield from file.records()
     except OSError as exc:
         raise RunError(cannot_read(run, exc)) from exc
-    except ValueError as exc:  # a reader that cannot be had: gputui.logs.wandb_offline.MissingExtra
+    except ValueError as exc:  # a reader that cannot be had: gputui.logs.files.wandb_offline.MissingExtra
         raise RunError(f"{run}: {exc}") from exc

@@ -27,8 +27,8 @@ import threading
 import time
 
 from gputui.logs.catchup import PREVIEW_MIN_BYTES, preview_records, read_tail
+from gputui.logs.files.metric_files import MetricFileFollower
 from gputui.logs.follower import FileFollower, LogFollower
-from gputui.logs.metric_files import MetricFileFollower
 from gputui.monitor.logtext import LogText
 from gputui.monitor.state import DashboardState, JobInfo
 from gputui.sources.base import Feed, RecordSource

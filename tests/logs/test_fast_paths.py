@@ -14,8 +14,8 @@ from test_properties import NOISY, SAMPLES, _key
 
 from gputui.logs import LogParser
 from gputui.logs.base import Context
-from gputui.logs.generic import DIGITS, GenericParser, plan_of
-from gputui.logs.hf import _literal_dict
+from gputui.logs.formats.generic import DIGITS, GenericParser, plan_of
+from gputui.logs.formats.hf import _literal_dict
 from gputui.logs.normalize import ELLIPSIS, Normalizer, clean
 from gputui.logs.outcome import _KEY_RE, _KEYS, TRACEBACK, gate
 from gputui.logs.thinning import ThinningNormalizer

@@ -17,9 +17,9 @@ from tensorboardX.proto.summary_pb2 import Summary
 from tensorboardX.proto.tensor_pb2 import TensorProto
 
 from gputui.logs import parse_bytes
+from gputui.logs.files.tensorboard import EventFileParser
 from gputui.logs.follower import LogFollower
 from gputui.logs.parser import parse_stream
-from gputui.logs.tensorboard import EventFileParser
 
 DEADLINE = 10.0
 

@@ -9,9 +9,9 @@ import struct
 from gputui.cli import main as cli_main
 from gputui.logs import LogParser, parse_bytes
 from gputui.logs.epochs import EpochTable
-from gputui.logs.lightning_csv import CsvMetricsParser
+from gputui.logs.files.lightning_csv import CsvMetricsParser
+from gputui.logs.files.tensorboard import EventFileParser
 from gputui.logs.normalize import Normalizer, apply_backspaces
-from gputui.logs.tensorboard import EventFileParser
 from gputui.stream.io import format_prefixed
 from gputui.stream.records import metric
 

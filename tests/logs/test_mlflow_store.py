@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gputui.cli import main
-from gputui.logs.metric_files import MetricFileFollower, metric_paths, run_dir_files, runs_of
+from gputui.logs.files.metric_files import MetricFileFollower, metric_paths, run_dir_files, runs_of
 
 pytest.importorskip("mlflow", reason="MLflow's client writes the runs these tests read (the test extra)")
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from gputui.logs import LogParser, extract, generic, tokens
+from gputui.logs import LogParser, tokens
+from gputui.logs.formats import extract, generic
 
 LINES = [
     "step 10 | loss: 2.5000 | lr 6.0000e-05 | dt: 312.50ms",

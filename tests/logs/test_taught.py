@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from gputui import cli
-from gputui.logs import taught
+from gputui.logs.formats import taught
 from gputui.logs.parser import LogParser
 from gputui.logs.unread import MAX_TRACKED, Unread
 

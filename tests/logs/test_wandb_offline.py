@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from gputui.cli import main
-from gputui.logs.metric_files import MetricFileFollower, run_dir_files
-from gputui.logs.wandb_offline import NEEDS, WandbRunParser
+from gputui.logs.files.metric_files import MetricFileFollower, run_dir_files
+from gputui.logs.files.wandb_offline import NEEDS, WandbRunParser
 
 STEPS_PER_EPOCH = 100
 TRAINING = """

@@ -20,7 +20,7 @@ from test_fake_slurm_attach_text import attach_app, screen, wait_until
 from textual.widgets import Input, Static
 
 from gputui.config import load_config
-from gputui.logs import taught
+from gputui.logs.formats import taught
 from gputui.tui.screens.teach import TeachScreen
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "logs"))

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from test_local_source import python_spec, start
 
-from gputui.logs import taught
 from gputui.logs.follower import LogFollower
+from gputui.logs.formats import taught
 from gputui.monitor.state import DashboardState
 from gputui.sources.local import LocalRunSource
 

@@ -24,7 +24,7 @@ from textual.pilot import Pilot
 from textual.widgets import Input, OptionList, Static
 
 from gputui.config import load_config
-from gputui.logs import taught
+from gputui.logs.formats import taught
 from gputui.tui.screens.dashboard import DashboardScreen
 from gputui.tui.screens.teach import TeachScreen, reading
 from gputui.tui.widgets.training_pane import epoch_lines

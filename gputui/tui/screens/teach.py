@@ -1,13 +1,13 @@
 """``T``: teach a log format from the dashboard (``docs/dashboard.md``, *Teaching a format*).
 
-The dialog lists the lines that looked like metrics but were not read (one example per shape, from the
-state: :class:`~gputui.monitor.training.UnreadLog`). Choosing one shows its numbers, each with a name to
-type (blank: read past; ``step``/``epoch`` place the values), the pattern they make
-(:func:`gputui.logs.taught.pattern_from`) and what it reads from the line, as the user types. ``enter``
-stores the pattern in the settings file for logs under the log's folder (:func:`gputui.config.
-append_pattern`), puts it in effect in this process and dismisses with it (the dashboard then has the
-source read its logs again); ``escape`` cancels. A pattern that cannot be used or a settings file that
-cannot be written is one line in the dialog.
+The dialog lists the lines that looked like metrics but were not read (one example per shape, from the state:
+:class:`~gputui.monitor.training.UnreadLog`). Choosing one shows its numbers, each with a name to type (blank:
+read past; ``step``/``epoch`` place the values), the pattern they make
+(:func:`gputui.logs.formats.taught.pattern_from`) and what it reads from the line, as the user types.
+``enter`` stores the pattern in the settings file for logs under the log's folder
+(:func:`gputui.config.append_pattern`), puts it in effect in this process and dismisses with it (the dashboard
+then has the source read its logs again); ``escape`` cancels. A pattern that cannot be used or a settings file
+that cannot be written is one line in the dialog.
 """
 
 from __future__ import annotations
@@ -26,7 +26,14 @@ from textual.widgets.option_list import Option
 
 from gputui.config import ConfigError, append_pattern
 from gputui.logs.base import Context
-from gputui.logs.taught import TEACHING, Taught, TaughtParser, compile_pattern, numbers_in, pattern_from
+from gputui.logs.formats.taught import (
+    TEACHING,
+    Taught,
+    TaughtParser,
+    compile_pattern,
+    numbers_in,
+    pattern_from,
+)
 from gputui.monitor.training import UnreadLog
 from gputui.textsafe import printable
 

@@ -20,8 +20,8 @@ from __future__ import annotations
 import os
 
 from gputui.logs.base import Context
+from gputui.logs.files.structured import EPOCH, as_epoch, end_event, logged_value
 from gputui.logs.follower import FileFollower
-from gputui.logs.structured import EPOCH, as_epoch, end_event, logged_value
 from gputui.stream.records import Record
 
 NAME = "mlflow"
@@ -69,7 +69,7 @@ class MlflowRun:
     """One run of the store, read as it grows: ``poll`` gives the records of the values logged since the
     last poll, and the outcome once ``meta.yaml`` says the run ended; ``finish`` gives the rest (and the
     outcome, ``unknown`` for a run still RUNNING). ``feed`` (the metric-file reader interface of
-    :mod:`gputui.logs.metric_files`: the bytes of ``meta.yaml``) polls the run from disk."""
+    :mod:`gputui.logs.files.metric_files`: the bytes of ``meta.yaml``) polls the run from disk."""
 
     def __init__(self, run_dir: str) -> None:
         self.run_dir = run_dir

@@ -20,8 +20,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from gputui.logs import generic
 from gputui.logs.base import Context, emit, is_metric_name, to_float
+from gputui.logs.formats import generic
 from gputui.logs.naming import full_name
 from gputui.logs.tokens import LABEL, TOKEN, Reading, counter_kind, read_line
 from gputui.stream.records import Record

@@ -1,5 +1,5 @@
-"""What the readers of structured run stores (:mod:`gputui.logs.mlflow_store`,
-:mod:`gputui.logs.wandb_offline`) share: one metric record per logged value, the Lightning-like scope
+"""What the readers of structured run stores (:mod:`gputui.logs.files.mlflow_store`,
+:mod:`gputui.logs.files.wandb_offline`) share: one metric record per logged value, the Lightning-like scope
 rule, and the run's end state as the ``outcome`` event (``docs/log-formats.md``, *Structured sources*).
 
 These stores log values by name at a step, with the time each was logged: the records carry that

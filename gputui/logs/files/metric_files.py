@@ -10,9 +10,9 @@ event file is read: the same values and epochs, plus the time each was written (
 times); reading both would count every value twice.
 
 Structured run stores (``docs/log-formats.md``, *Structured sources*) are read the same way, each run
-by its own reader: an MLflow file-store run (:mod:`gputui.logs.mlflow_store`; its "file" is the run's
+by its own reader: an MLflow file-store run (:mod:`gputui.logs.files.mlflow_store`; its "file" is the run's
 ``meta.yaml``, the reader reads the run's ``metrics/`` beside it) and a W&B run's ``run-<id>.wandb``
-(:mod:`gputui.logs.wandb_offline`, the ``gputui[wandb]`` extra). A run directory may also be a store
+(:mod:`gputui.logs.files.wandb_offline`, the ``gputui[wandb]`` extra). A run directory may also be a store
 holding several runs: an ``mlruns/`` root (``.trash`` inside, or so named), one experiment of it, a
 ``wandb/`` folder, or a folder with ``mlruns/`` or ``wandb/`` inside. ``run_dir_files`` takes its newest
 run (as with Lightning's versions); :func:`runs_of` lists them all, for commands where each run is its
@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import os
 
-from gputui.logs import mlflow_store
-from gputui.logs.lightning_csv import CsvMetricsParser
-from gputui.logs.mlflow_store import MlflowRun
-from gputui.logs.tensorboard import EventFileParser
-from gputui.logs.wandb_offline import MissingExtra, WandbRunParser
+from gputui.logs.files import mlflow_store
+from gputui.logs.files.lightning_csv import CsvMetricsParser
+from gputui.logs.files.mlflow_store import MlflowRun
+from gputui.logs.files.tensorboard import EventFileParser
+from gputui.logs.files.wandb_offline import MissingExtra, WandbRunParser
 from gputui.stream.records import Record, event
 
 LIGHTNING_LOGS = "lightning_logs"
@@ -52,7 +52,7 @@ def metric_file_kind(path: str) -> str | None:
 
 def metric_file_parser(path: str, kind: str | None = None) -> Reader | None:
     """A fresh reader for a metric file (``kind`` forces one), or None when it is not one. A W&B file
-    without the ``wandb`` package raises :class:`~gputui.logs.wandb_offline.MissingExtra` (a
+    without the ``wandb`` package raises :class:`~gputui.logs.files.wandb_offline.MissingExtra` (a
     ``ValueError`` whose message is the line to show)."""
     kind = kind or metric_file_kind(path)
     if kind == "tensorboard":

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gputui.logs.base import NOT_METRICS, SETTING_SUFFIXES, Context, emit
-from gputui.logs.extract import PREFIX
+from gputui.logs.formats.extract import PREFIX
 from gputui.logs.naming import MEMORY_UNITS, TIME_UNITS, is_memory, label_name, unit_rule
 from gputui.logs.tokens import NUMBER, counter_kind
 from gputui.stream.records import Record

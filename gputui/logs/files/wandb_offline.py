@@ -21,7 +21,7 @@ import zlib
 from typing import Any
 
 from gputui.logs.base import Context
-from gputui.logs.structured import EPOCH, as_epoch, end_event, logged_value
+from gputui.logs.files.structured import EPOCH, as_epoch, end_event, logged_value
 from gputui.stream.records import Record
 
 NAME = "wandb"
