@@ -1,7 +1,7 @@
 """What every log-format parser shares: the per-stream context, number and name helpers, records.
 
-A line parser is a module-level object with ``name``, ``claims(text, head, ctx)`` (its cheap pre-test)
-and ``parse(text, ctx, now) -> list[Record] | None``:
+A line parser is a module-level object with ``name``, ``PRETEST`` (its cheap pre-test) and
+``parse(text, ctx, now) -> list[Record] | None``:
 ``None`` means "not my format, try the next parser"; a list (possibly empty) means the frame was
 recognised. Parsers are tried in order for every finished frame (see :mod:`gputui.logs.parser`).
 
@@ -96,12 +96,12 @@ class Context:
 
 
 class LineParser(Protocol):
-    """A format's parser. ``claims`` is its cheap pre-test for auto routing (``head`` is ``text[:24]``):
+    """A format's parser. ``PRETEST`` is its cheap pre-test for auto routing: a Python condition on
+    ``text``, ``head`` (``text[:24]``) and ``ctx``, made of constants (``'"%" in text and "[" in text'``),
     False only where ``parse`` would return None; auto mode skips the parse then."""
 
     name: str
-
-    def claims(self, text: str, head: str, ctx: Context) -> bool: ...
+    PRETEST: str
 
     def parse(self, text: str, ctx: Context, now: float) -> list[Record] | None: ...
 

@@ -207,10 +207,8 @@ class Fallback:
 
     name = generic.NAME
 
-    @staticmethod
-    def claims(text: str, head: str, ctx: Context) -> bool:
-        """Every frame is the fallback's to look at (it is tried last)."""
-        return True
+    #: Every frame is the fallback's to look at (it is tried last; :func:`gputui.logs.parser.route_auto`).
+    PRETEST = "True"
 
     def parse(self, text: str, ctx: Context, now: float) -> list[Record] | None:
         if "NCCL" in text:

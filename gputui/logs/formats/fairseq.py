@@ -63,11 +63,9 @@ def _stats(obj: dict[str, Any], prefix: str) -> dict[str, float]:
 class FairseqParser:
     name = NAME
 
-    @staticmethod
-    def claims(text: str, head: str, ctx: Context) -> bool:
-        """The cheap pre-test of auto routing (``head``: ``text[:24]``): False where :meth:`parse`
-        would surely say "not mine"."""
-        return OPEN in text or "fairseq" in text
+    #: The cheap pre-test of auto routing: a condition on ``text``, ``head`` (``text[:24]``) and ``ctx``
+    #: that is False only where :meth:`parse` would say "not mine" (:func:`gputui.logs.parser.route_auto`).
+    PRETEST = f'{OPEN!r} in text or "fairseq" in text'
 
     def parse(self, text: str, ctx: Context, now: float) -> list[Record] | None:
         start = text.find(OPEN)

@@ -17,11 +17,9 @@ NAME = "gputui"
 class GputuiParser:
     name = NAME
 
-    @staticmethod
-    def claims(text: str, head: str, ctx: Context) -> bool:
-        """The cheap pre-test of auto routing (``head``: ``text[:24]``): False where :meth:`parse`
-        would surely say "not mine"."""
-        return STDOUT_PREFIX in text
+    #: The cheap pre-test of auto routing: a condition on ``text``, ``head`` (``text[:24]``) and ``ctx``
+    #: that is False only where :meth:`parse` would say "not mine" (:func:`gputui.logs.parser.route_auto`).
+    PRETEST = f"{STDOUT_PREFIX!r} in text"
 
     def parse(self, text: str, ctx: Context, now: float) -> list[Record] | None:
         if STDOUT_PREFIX not in text:

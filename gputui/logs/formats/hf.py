@@ -50,11 +50,9 @@ ITEM = re.compile(r"'([^']*)': (?:'([^']*)'|([^,}]+))")
 class HFParser:
     name = NAME
 
-    @staticmethod
-    def claims(text: str, head: str, ctx: Context) -> bool:
-        """The cheap pre-test of auto routing (``head``: ``text[:24]``): False where :meth:`parse`
-        would surely say "not mine"."""
-        return "{'" in text
+    #: The cheap pre-test of auto routing: a condition on ``text``, ``head`` (``text[:24]``) and ``ctx``
+    #: that is False only where :meth:`parse` would say "not mine" (:func:`gputui.logs.parser.route_auto`).
+    PRETEST = '"{\'" in text'
 
     def parse(self, text: str, ctx: Context, now: float) -> list[Record] | None:
         start = text.find("{'")

@@ -39,11 +39,9 @@ REDUCE_LR = re.compile(r"^\s*Epoch (\d+): ReduceLROnPlateau reducing learning ra
 class KerasParser:
     name = NAME
 
-    @staticmethod
-    def claims(text: str, head: str, ctx: Context) -> bool:
-        """The cheap pre-test of auto routing (``head``: ``text[:24]``): False where :meth:`parse`
-        would surely say "not mine"."""
-        return "/" in head or "Epoch " in head or "- " in head
+    #: The cheap pre-test of auto routing: a condition on ``text``, ``head`` (``text[:24]``) and ``ctx``
+    #: that is False only where :meth:`parse` would say "not mine" (:func:`gputui.logs.parser.route_auto`).
+    PRETEST = '"/" in head or "Epoch " in head or "- " in head'
 
     def parse(self, text: str, ctx: Context, now: float) -> list[Record] | None:
         head = text[:24]

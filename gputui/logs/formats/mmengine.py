@@ -34,15 +34,12 @@ LAST_ITER = "mmengine_iter"  # ctx.extra: the latest Iter(train) position
 class MMEngineParser:
     name = NAME
 
-    @staticmethod
-    def claims(text: str, head: str, ctx: Context) -> bool:
-        """The cheap pre-test of auto routing (``head``: ``text[:24]``): False where :meth:`parse`
-        would surely say "not mine"."""
-        return (
-            "(" in text
-            and ("Epoch(" in text or "Iter(" in text)
-            and ("Epoch" in text or "epoch" in text or "Test" in text or "[" in text or "*" in text)
-        )
+    #: The cheap pre-test of auto routing: a condition on ``text``, ``head`` (``text[:24]``) and ``ctx``
+    #: that is False only where :meth:`parse` would say "not mine" (:func:`gputui.logs.parser.route_auto`).
+    PRETEST = (
+        '"(" in text and ("Epoch(" in text or "Iter(" in text)'
+        ' and ("Epoch" in text or "epoch" in text or "Test" in text or "[" in text or "*" in text)'
+    )
 
     def parse(self, text: str, ctx: Context, now: float) -> list[Record] | None:
         m = LOOP.search(text)

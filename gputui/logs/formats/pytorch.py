@@ -54,11 +54,9 @@ def _name(label: str, prefix: str = "") -> str:
 class PytorchParser:
     name = NAME
 
-    @staticmethod
-    def claims(text: str, head: str, ctx: Context) -> bool:
-        """The cheap pre-test of auto routing (``head``: ``text[:24]``): False where :meth:`parse`
-        would surely say "not mine"."""
-        return "Epoch" in text or "epoch" in text or "Test" in text or "[" in text or "*" in text
+    #: The cheap pre-test of auto routing: a condition on ``text``, ``head`` (``text[:24]``) and ``ctx``
+    #: that is False only where :meth:`parse` would say "not mine" (:func:`gputui.logs.parser.route_auto`).
+    PRETEST = '"Epoch" in text or "epoch" in text or "Test" in text or "[" in text or "*" in text'
 
     def parse(self, text: str, ctx: Context, now: float) -> list[Record] | None:
         if "Epoch" in text or "epoch" in text or "Test" in text or "[" in text or "*" in text:

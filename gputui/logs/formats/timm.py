@@ -64,11 +64,9 @@ def _meters(rest: str) -> tuple[list[tuple[str, float]], list[tuple[str, float]]
 class TimmParser:
     name = NAME
 
-    @staticmethod
-    def claims(text: str, head: str, ctx: Context) -> bool:
-        """The cheap pre-test of auto routing (``head``: ``text[:24]``): False where :meth:`parse`
-        would surely say "not mine"."""
-        return "Train:" in text or "Test" in text or "Best metric:" in text
+    #: The cheap pre-test of auto routing: a condition on ``text``, ``head`` (``text[:24]``) and ``ctx``
+    #: that is False only where :meth:`parse` would say "not mine" (:func:`gputui.logs.parser.route_auto`).
+    PRETEST = '"Train:" in text or "Test" in text or "Best metric:" in text'
 
     def parse(self, text: str, ctx: Context, now: float) -> list[Record] | None:
         if "Train:" in text:

@@ -82,11 +82,9 @@ def _val_header(text: str) -> tuple[str, ...] | None:
 class UltralyticsParser:
     name = NAME
 
-    @staticmethod
-    def claims(text: str, head: str, ctx: Context) -> bool:
-        """The cheap pre-test of auto routing (``head``: ``text[:24]``): False where :meth:`parse`
-        would surely say "not mine"."""
-        return KEY in ctx.extra or ("Epoch " in head and "_mem" in text)
+    #: The cheap pre-test of auto routing: a condition on ``text``, ``head`` (``text[:24]``) and ``ctx``
+    #: that is False only where :meth:`parse` would say "not mine" (:func:`gputui.logs.parser.route_auto`).
+    PRETEST = f'{KEY!r} in ctx.extra or ("Epoch " in head and "_mem" in text)'
 
     def parse(self, text: str, ctx: Context, now: float) -> list[Record] | None:
         columns = ctx.extra.get(KEY)
