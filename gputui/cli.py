@@ -13,14 +13,13 @@ import sys
 from collections.abc import Callable, Sequence
 
 from gputui import __version__
+from gputui import cli_options as options
 from gputui.argtypes import (
     DURATION_S,
     ROTATE_MB,
-    SAMPLE_INTERVAL_S,
     SLURM_REFRESH_S,
     int_in,
     positive_int,
-    positive_int_list,
 )
 from gputui.cli_help import DESCRIPTION, EPILOG
 
@@ -31,155 +30,6 @@ TEACHING_COMMANDS = frozenset({"parse", "replay", "report", "export", "attach", 
 
 class CommandError(Exception):
     """A user-facing failure: printed as one line ``gputui: error: ...``, exit status 1."""
-
-
-def _add_sampling_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--interval",
-        type=SAMPLE_INTERVAL_S.parse,
-        default=1.0,
-        metavar="S",
-        help="seconds between samples (default 1)",
-    )
-    parser.add_argument(
-        "--backend",
-        default="auto",
-        choices=("auto", "nvidia", "amd", "sim", "none"),
-        help="GPU backend (default auto: NVML, then ROCm/amdgpu sysfs; sim is simulated); with no command: "
-        "of the probes the jobs screen starts",
-    )
-    stop = parser.add_mutually_exclusive_group()
-    stop.add_argument("--count", type=positive_int, metavar="N", help="stop after N samples per GPU")
-    stop.add_argument(
-        "--duration",
-        type=DURATION_S.parse,
-        metavar="S",
-        help="stop after S seconds (with no command: quit the jobs screen after S seconds)",
-    )
-
-
-def _add_attach_options(parser: argparse.ArgumentParser) -> None:
-    """Options of attaching to a job (``attach``, and ``run`` unless --no-attach)."""
-    out = parser.add_mutually_exclusive_group()
-    out.add_argument("--json", action="store_true", help="write the merged record stream to stdout (no UI)")
-    out.add_argument("--output", metavar="FILE", help="append the merged record stream to FILE (no UI)")
-    out.add_argument("--text", action="store_true", help="one readable line per record on stdout (no UI)")
-    parser.add_argument(
-        "--probe-backend",
-        choices=("auto", "nvidia", "amd", "sim", "none"),
-        help="GPU backend of the probe on the job's nodes (default auto)",
-    )
-    parser.add_argument(
-        "--probe-interval", type=SAMPLE_INTERVAL_S.parse, metavar="S", help="seconds between samples"
-    )
-    parser.add_argument("--detach-after", type=DURATION_S.parse, metavar="S", help="stop attaching after S s")
-    parser.add_argument("--no-wait", action="store_true", help="do not wait for a pending job to start")
-    parser.add_argument("--no-logs", action="store_true", help="do not follow the job's output files")
-
-
-def _add_launch_options(parser: argparse.ArgumentParser) -> None:
-    """The batch script's options shared by ``run`` and a ``scale`` sweep."""
-    parser.add_argument("--cpus-per-task", type=positive_int, metavar="C")
-    parser.add_argument("--time", metavar="HH:MM:SS")
-    parser.add_argument("--partition")
-    parser.add_argument("--account")
-    parser.add_argument("--mem")
-    parser.add_argument("--env-setup", metavar="FILE", help="shell file sourced before the command")
-    parser.add_argument(
-        "--setup",
-        action="append",
-        default=[],
-        metavar="LINE",
-        help="a shell line run before the command, as written (repeatable: module load ..., source venv)",
-    )
-    parser.add_argument(
-        "--pattern",
-        choices=("per-gpu", "torchrun", "per-node", "lightning"),
-        default="per-gpu",
-        help="per-gpu: srun starts one task per GPU; torchrun: one torchrun per node; per-node: one task "
-        "per node (TensorFlow); lightning: one task per GPU, Lightning reads Slurm itself (default per-gpu)",
-    )
-    parser.add_argument("--job-name", metavar="NAME", help="Slurm job name (default: the program's name)")
-
-
-def _add_sweep_options(parser: argparse.ArgumentParser) -> None:
-    """``gputui scale --gpus 1,2,4 ... -- CMD``: the same training submitted at each size."""
-    parser.add_argument(
-        "--gpus",
-        type=positive_int_list,
-        metavar="LIST",
-        help="submit CMD at each total GPU count (1,2,4) through gputui run, wait, compare",
-    )
-    parser.add_argument(
-        "--nodes",
-        type=positive_int_list,
-        metavar="LIST",
-        help="nodes per size: one number for all, or one per --gpus entry (default 1)",
-    )
-    parser.add_argument(
-        "--cpu",
-        action="store_true",
-        help="ranks without GPUs: N tasks, no --gres (CPU training, test clusters)",
-    )
-    parser.add_argument(
-        "--local", action="store_true", help="run each size as local processes, one after another"
-    )
-    parser.add_argument(
-        "--sequential", action="store_true", help="submit the next size only when the previous one has ended"
-    )
-    parser.add_argument(
-        "--no-gpu-log", action="store_true", help="no gputui --log on the nodes (no utilisation)"
-    )
-    parser.add_argument(
-        "--probe-backend",
-        choices=("auto", "nvidia", "amd", "sim", "none"),
-        help="the samplers' GPU backend (default auto; --local with sim: simulated GPUs following ranks)",
-    )
-    parser.add_argument(
-        "--probe-interval", type=SAMPLE_INTERVAL_S.parse, metavar="S", help="seconds between samples"
-    )
-    _add_launch_options(parser)
-    parser.add_argument("cmd", nargs=argparse.REMAINDER, help="-- CMD ARGS... ({gpus} and {nodes} replaced)")
-
-
-def _add_report_options(parser: argparse.ArgumentParser) -> None:
-    fmt = parser.add_mutually_exclusive_group()
-    fmt.add_argument("--json", action="store_true", help="one JSON object per run (scale: one in all)")
-    fmt.add_argument("--csv", action="store_true", help="CSV with a header row")
-    parser.add_argument(
-        "--batch-size",
-        type=positive_int,
-        metavar="N",
-        help="global batch of one printed step, for images/s where a log counts steps only",
-    )
-    parser.add_argument(
-        "--plot",
-        metavar="FILE",
-        help="also draw the figure into FILE (.png/.svg/.pdf; needs gputui[plot], else a terminal chart)",
-    )
-
-
-def _pattern(text: str) -> object:
-    """``--pattern TEXT``: a taught log format, compiled (a bad one is a usage error naming it)."""
-    from gputui.logs.formats.taught import compile_pattern
-
-    try:
-        return compile_pattern(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
-
-
-def _add_pattern_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--pattern",
-        dest="patterns",
-        action="append",
-        type=_pattern,
-        metavar="TEXT",
-        help="teach a log format: the line's text with {name} for its numbers, e.g. "
-        "'iter {step}: loss {loss}, time {step_time_ms}ms' ({step}/{epoch} place the values; repeatable; "
-        "kept per folder in the settings' [[patterns]])",
-    )
 
 
 def _teach(args: argparse.Namespace) -> None:
@@ -220,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="K",
         help="headless: rotated files to keep (default 5)",
     )
-    _add_sampling_options(parser)
+    options.add_sampling_options(parser)
     parser.add_argument(
         "--refresh",
         type=SLURM_REFRESH_S.parse,
@@ -243,22 +93,22 @@ def build_parser() -> argparse.ArgumentParser:
         "(or no terminal): the record stream without a UI.",
     )
     attach.add_argument("jobid", help="Slurm job id (123, array 123_4, het 123+1)")
-    _add_attach_options(attach)
+    options.add_attach_options(attach)
 
     run = sub.add_parser("run", help="write a batch script for CMD, submit it with sbatch and attach")
     run.add_argument("-N", "--nodes", type=positive_int, default=1)
     run.add_argument("--gpus-per-node", type=int_in(0, 1024), default=0, metavar="G")
     run.add_argument("--ntasks-per-node", type=positive_int, metavar="T")
-    _add_launch_options(run)
+    options.add_launch_options(run)
     run.add_argument("--dry-run", action="store_true", help="print the batch script, submit nothing")
     run.add_argument("--local", action="store_true", help="run N local processes instead of a Slurm job")
     run.add_argument("--no-attach", action="store_true")
     run.add_argument("--gpu-log", action="store_true", help="also run `gputui --log` on every node")
-    _add_attach_options(run)
+    options.add_attach_options(run)
     run.add_argument("cmd", nargs=argparse.REMAINDER, help="-- CMD ARGS...")
 
     probe = sub.add_parser("probe", help="stream GPU and host samples of this node as JSON lines to stdout")
-    _add_sampling_options(probe)
+    options.add_sampling_options(probe)
 
     replay = sub.add_parser(
         "replay",
@@ -270,13 +120,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     replay.add_argument("files", nargs="+", metavar="FILE", help="a file, or a run directory")
     replay.add_argument("--headless", action="store_true", help="no screen: print what the files hold")
-    _add_pattern_option(replay)
+    options.add_pattern_option(replay)
     report = sub.add_parser(
         "report", help="a run's GPUs (util, idle, memory, energy), epoch times, throughput, final metrics"
     )
     report.add_argument("runs", nargs="+", metavar="RUN", help="record file, training log, or job id")
-    _add_report_options(report)
-    _add_pattern_option(report)
+    options.add_report_options(report)
+    options.add_pattern_option(report)
     scale = sub.add_parser(
         "scale",
         help="speedup and parallel efficiency across runs at several GPU counts",
@@ -286,8 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     scale.add_argument("--from", dest="runs", nargs="+", metavar="RUN", help="compare these existing runs")
     scale.add_argument("--scaling", choices=("strong", "weak"), default="strong", help="default: strong")
-    _add_report_options(scale)
-    _add_sweep_options(scale)
+    options.add_report_options(scale)
+    options.add_sweep_options(scale)
     export = sub.add_parser(
         "export", help="a run's records as CSV files, TensorBoard event files or MLflow runs"
     )
@@ -348,7 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
     history.add_argument(
         "--since",
         default="7d",
-        type=_history_since,
+        type=options.history_since,
         metavar="PERIOD",
         help="jobs that ended in the last PERIOD: 30m, 12h, 7d, 4w (default 7d)",
     )
@@ -392,7 +242,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="global batch of one printed step (all ranks), for images/s where the log counts steps only",
     )
-    _add_pattern_option(parse)
+    options.add_pattern_option(parse)
     parse.add_argument(
         "--unread",
         action="store_true",
@@ -426,13 +276,6 @@ _COMMANDS: dict[str, str] = {
     "export": "gputui.commands.export:main",
     "serve": "gputui.commands.serve:main",
 }
-
-
-def _history_since(text: str) -> str:
-    """``gputui history --since``: the period as sacct's relative start (gputui.home.history_text)."""
-    from gputui.home.history_text import since_arg
-
-    return since_arg(text)
 
 
 def _settings_path() -> str:
