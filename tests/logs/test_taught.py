@@ -207,7 +207,8 @@ def test_the_shapes_tracked_are_bounded() -> None:
 def test_a_taught_pattern_is_appended_to_the_settings_and_the_rest_of_the_file_kept(
     tmp_path: Path, settings: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from gputui.config import ConfigError, append_pattern, load_config
+    from gputui.config import ConfigError, load_config
+    from gputui.config_write import append_pattern
 
     kept = "# my settings\n[alerts]\nidle_util_pct = 7  # low\n"
     settings.write_text(kept)

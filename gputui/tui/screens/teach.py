@@ -5,9 +5,9 @@ The dialog lists the lines that looked like metrics but were not read (one examp
 read past; ``step``/``epoch`` place the values), the pattern they make
 (:func:`gputui.logs.formats.taught.pattern_from`) and what it reads from the line, as the user types.
 ``enter`` stores the pattern in the settings file for logs under the log's folder
-(:func:`gputui.config.append_pattern`), puts it in effect in this process and dismisses with it (the dashboard
-then has the source read its logs again); ``escape`` cancels. A pattern that cannot be used or a settings file
-that cannot be written is one line in the dialog.
+(:func:`gputui.config_write.append_pattern`), puts it in effect in this process and dismisses with it
+(the dashboard then has the source read its logs again); ``escape`` cancels. A pattern that cannot be used
+or a settings file that cannot be written is one line in the dialog.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from gputui.config import ConfigError, append_pattern
+from gputui.config import ConfigError
+from gputui.config_write import append_pattern
 from gputui.logs.base import Context
 from gputui.logs.formats.taught import (
     TEACHING,
