@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from gputui.analysis.steps import StepSummary, StepTracker
+from gputui.analysis.steps import STEP_TIMES, StepSummary, StepTracker
 from gputui.logs.epochs import EpochRow, EpochTable
 from gputui.monitor.series import Series
 from gputui.stream.records import Record
@@ -68,6 +68,7 @@ class TrainingState:
         self.epoch_printed: int | None = None  # the latest whole epoch number a line stated (1-based)
         self.step: int | None = None
         self.step_time = Series(2048)  # seconds per step over record time: the stall detector's line
+        self._printed_step_time = False  # the log prints its step time (dt, step_time): the line is that
         self._last_step: tuple[float, int] | None = None
         self.first_time: float | None = None
         self.last_time: float | None = None
@@ -127,7 +128,7 @@ class TrainingState:
             base = self.epoch_base if self.epoch_base is not None else 1
             self.epoch_printed = epoch - base + 1
         if isinstance(step, int) and step > 0:
-            self._note_step(t, step)
+            self._note_step(t, step, timed=rec.get("time_source") != "estimated")
         if not isinstance(value, int | float) or not math.isfinite(value):
             series.nonfinite = f.get("nonfinite") or ("nan" if value is None else str(value))
             self.nonfinite.append(rec)
@@ -138,12 +139,23 @@ class TrainingState:
             series.by_step.append(step, value)
         if isinstance(epoch, int | float) and f.get("scope") in (None, "epoch"):
             series.by_epoch.append(float(epoch), value)
-        if name == "step_time_s":
-            self.step_time.append(t, value)
+        if name in STEP_TIMES:  # a printed step time is the line's own: the clock's guess gives way
+            if not self._printed_step_time:
+                self._printed_step_time = True
+                self.step_time = Series(2048)
+            self.step_time.append(t, value * STEP_TIMES[name])
 
-    def _note_step(self, t: float, step: int) -> None:
+    def _note_step(self, t: float, step: int, *, timed: bool = True) -> None:
+        """A step seen at ``t``; the time per step from the clock, unless the times are estimated (a log
+        without times replayed) or the log prints its own step time."""
         last = self._last_step
-        if last is not None and step > last[1] and t - last[0] > 1e-3:
+        if (
+            timed
+            and not self._printed_step_time
+            and last is not None
+            and step > last[1]
+            and t - last[0] > 1e-3
+        ):
             self.step_time.append(t, (t - last[0]) / (step - last[1]))
         if last is None or step > last[1]:
             self._last_step = (t, step)
