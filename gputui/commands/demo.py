@@ -1,7 +1,7 @@
 """``gputui demo``: the dashboard on a real small training run on this machine, no Slurm, no GPU.
 
 The local launcher runs the PyTorch DDP reference trainer with 2 ranks on CPU (gloo, the bundled digits
-dataset, ResNet-18, 4 epochs: about two minutes on two cores); one simulated GPU per rank follows that
+dataset, ResNet-18, 4 epochs: about 20 seconds on two cores); one simulated GPU per rank follows that
 rank's CPU use (labelled SIMULATED everywhere). ``--headless`` runs the same pipeline without a screen
 and prints the summary; ``--record FILE`` also keeps the record stream.
 """
