@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,10 @@ def ranks():
     """Three real processes: RANK=3 (and SLURM_PROCID=9: RANK wins), SLURM_PROCID=5 only, neither."""
     envs = [{"RANK": "3", "SLURM_PROCID": "9"}, {"SLURM_PROCID": "5"}, {}]
     procs = [subprocess.Popen(["sleep", "120"], env={"PATH": os.environ["PATH"], **e}) for e in envs]
+    deadline = time.monotonic() + 10
+    for p in procs:  # a child is "pytest" in /proc until it has exec'd sleep (seen under load)
+        while Path(f"/proc/{p.pid}/comm").read_text().strip() != "sleep" and time.monotonic() < deadline:
+            time.sleep(0.01)
     yield [p.pid for p in procs]
     for p in procs:
         p.kill()
