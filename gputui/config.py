@@ -19,6 +19,7 @@ same ranges. Example::
 
     [dashboard]
     refresh_s = 0.5            # screen refresh (charts redraw at most this often)
+    low_bandwidth = false      # slow links: slower refresh, no braille charts (also --low-bandwidth)
 
     [jobs]
     refresh_s = 5              # one squeue call this often on the jobs list
@@ -75,6 +76,7 @@ class AlertThresholds:
 @dataclass(frozen=True)
 class DashboardSettings:
     refresh_s: float = _setting(0.5, SCREEN_REFRESH_S)
+    low_bandwidth: bool = False  # slow links: a slower refresh, no braille charts (`--low-bandwidth`)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import tui_data
 from test_dashboard_snapshots import folder, snap  # noqa: F401 (the fixture)
 
 from gputui.tui.widgets.header import header_text
-from gputui.tui.widgets.training_pane import epoch_lines
+from gputui.tui.widgets.training_text import epoch_lines
 
 
 def nanogpt_log(where: Path) -> list[str]:

@@ -27,7 +27,7 @@ from gputui.config import load_config
 from gputui.logs.formats import taught
 from gputui.tui.screens.dashboard import DashboardScreen
 from gputui.tui.screens.teach import TeachScreen, reading
-from gputui.tui.widgets.training_pane import epoch_lines
+from gputui.tui.widgets.training_text import epoch_lines
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "logs"))
 from test_taught import PATTERN, STEPS, _loss, _ms, write_log
