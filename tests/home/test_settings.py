@@ -281,8 +281,8 @@ def test_settings_text_defaults_file_not_found(tmp_path, monkeypatch) -> None:
     assert lines[0] == f"# settings file: {tmp_path / 'absent.toml'} (not found: defaults in use)"
     assert lines[1].startswith("# precedence: flags (--refresh, --cluster), then GPUTUI_REFRESH")
     assert lines[3:7] == ["[jobs]", "refresh_s = 5", "ended_hours = 24", "squeue_json = false"]
-    assert lines[8:10] == ["[dashboard]", "refresh_s = 0.5"]
-    assert lines[11] == "[alerts]" and "gpu_idle_minutes = 2" in lines
+    assert lines[8:11] == ["[dashboard]", "refresh_s = 0.5", "low_bandwidth = false"]
+    assert lines[12] == "[alerts]" and "gpu_idle_minutes = 2" in lines
     assert lines[-2:] == [
         "# cluster: ci",
         "# no [clusters.NAME] presets (partition, account, time, setup for the launch form)",
