@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from gputui.analysis.energy import EnergyTrace, RunEnergy, run_energy
 from gputui.analysis.steps import StepSummary, StepTracker
 from gputui.logs.epochs import EpochRow, EpochTable
 from gputui.logs.outcome import merge_outcome
@@ -32,6 +33,7 @@ from gputui.stream.records import Record
 
 IDLE_PCT = 5.0
 MAX_GAP_S = 60.0
+CLOCKS = ("printed", "emitted")  # record times that are a clock's, not the time a line was read
 THROUGHPUTS = ("global_images_per_s", "images_per_s", "samples_per_s", "tokens_per_s", "steps_per_s")
 
 
@@ -52,6 +54,19 @@ class GpuStats:
     _power: tuple[float, float] | None = field(default=None, repr=False)  # (time, watts) of the last sample
     _integrated: float = field(default=0.0, repr=False)
     _counted: float = field(default=0.0, repr=False)
+    _counter_trace: EnergyTrace = field(default_factory=EnergyTrace, repr=False)
+    _power_trace: EnergyTrace = field(default_factory=EnergyTrace, repr=False)
+
+    @property
+    def energy_source(self) -> str | None:
+        """Where :attr:`energy_j` comes from: ``counter``, ``power`` or None (no energy known)."""
+        if self.energy_j is None:
+            return None
+        return "counter" if self._counter is not None and self._counted else "power"
+
+    def energy_trace(self) -> EnergyTrace:
+        """The energy so far at each sample, from the same source as :attr:`energy_j`."""
+        return self._counter_trace if self.energy_source == "counter" else self._power_trace
 
     @property
     def util_mean(self) -> float | None:
@@ -82,6 +97,7 @@ class GpuStats:
                 step = counter - self._counter
                 self._counted += step if step >= 0 else counter  # a reset: counted again from zero
             self._counter = counter
+            self._counter_trace.add(rec.time, self._counted)
         power = f.get("power_w")
         if isinstance(power, int | float):
             if self._power is not None:
@@ -89,7 +105,10 @@ class GpuStats:
                 dt = rec.time - t0
                 if 0 < dt <= MAX_GAP_S:
                     self._integrated += (p0 + power) / 2 * dt
+                elif dt > MAX_GAP_S:
+                    self._power_trace.gap(t0, rec.time)
             self._power = (rec.time, power)
+            self._power_trace.add(rec.time, self._integrated)
         if self._counter is not None and self._counted:
             self.energy_j = self._counted
         elif self._integrated:
@@ -114,6 +133,24 @@ class RunReport:
     steps: StepSummary | None = None  # a run with steps and no epochs
     records: int = 0
     simulated: bool = False
+    ranks: int | None = None  # the ranks, where known: train_started's world size, else the ranks seen
+    ranks_source: str | None = None
+    energy: RunEnergy = field(default_factory=RunEnergy)
+
+    @property
+    def nodes_seen(self) -> int:
+        """Hosts with GPU samples."""
+        return len({g.host for g in self.gpus})
+
+    def usage_dict(self) -> dict:
+        """GPUs and nodes seen, ranks and energy, for ``--json``."""
+        return {
+            "gpus_seen": len(self.gpus),
+            "nodes_seen": self.nodes_seen,
+            "ranks": self.ranks,
+            "ranks_source": self.ranks_source,
+            "energy": self.energy.to_json_dict(),
+        }
 
     @property
     def util_mean(self) -> float | None:
@@ -127,7 +164,8 @@ class RunReport:
 
     @property
     def gpu_count(self) -> int | None:
-        """GPUs (or ranks) the run used: the world size, else the GPUs sampled."""
+        """GPUs (or ranks) the run used: the trainers' world size, else the GPUs sampled, else the ranks
+        seen in the log."""
         return self.world_size or (len(self.gpus) or None)
 
 
@@ -146,6 +184,7 @@ class RunAnalysis:
         self.throughputs: dict[str, list[tuple[int | float | None, float]]] = {}
         self.outcome: Record | None = None
         self.records = 0
+        self.started: float | None = None  # training's start: train_started, else the first clocked metric
 
     def add_all(self, records: Iterable[Record]) -> RunAnalysis:
         for record in records:
@@ -162,6 +201,8 @@ class RunAnalysis:
                 stats = self.gpus[key] = GpuStats(*key)
             stats.add(rec)
         elif kind == "metric":
+            if self.started is None and (self.table.measure or f.get("time_source") in CLOCKS):
+                self.started = rec.time
             if self.own_table:
                 self.table.add(rec)
             self.steps.add(rec)
@@ -171,27 +212,45 @@ class RunAnalysis:
             if name in THROUGHPUTS and isinstance(value, int | float):
                 self.throughputs.setdefault(name, []).append((f.get("epoch"), float(value)))
         elif kind == "event":
-            if f.get("event") == "train_started" and isinstance(f.get("world_size"), int):
-                self.world_size = f["world_size"]
+            if f.get("event") == "train_started":
+                self.started = rec.time
+                if isinstance(f.get("world_size"), int):
+                    self.world_size = f["world_size"]
             elif f.get("event") == "outcome":
                 self.outcome = merge_outcome(self.outcome, rec)
             elif self.own_table:
                 self.table.add(rec)
 
+    def energy(self, rows: list[EpochRow] | None = None, steps: StepSummary | None = None) -> RunEnergy:
+        """kWh of the run, J per epoch and per step (:mod:`gputui.analysis.energy`); ``rows``: the
+        epochs the report shows (default: the lowest rank's)."""
+        if rows is None:
+            rows = _one_rank(self.table.rows())
+        if steps is None:
+            steps = self.steps.summary()
+        live = self.table.measure  # the dashboard reads the rows as they come: their time is a clock's
+        clocked = all(r.end_time_printed or (live and not r.end_time_estimated) for r in rows)
+        recent = self.steps.recent_clock() if steps is not None else None
+        step_time = steps.step_time_recent_s if steps is not None else None
+        gpus = sorted(self.gpus.values(), key=lambda g: (g.host, g.gpu_id))
+        return run_energy(
+            gpus, rows, clocked_rows=clocked, start=self.started, steps=recent, step_time_s=step_time
+        )
+
     def report(self) -> RunReport:
-        rows = self.table.rows()
-        ranks = [r.rank for r in rows if r.rank is not None]
-        if ranks:  # ranks kept apart: the lowest rank speaks for the run (as on the dashboard)
-            rows = [r for r in rows if r.rank == min(ranks)]
+        rows = _one_rank(self.table.rows())
         out = RunReport(self.name, gpus=sorted(self.gpus.values(), key=lambda g: (g.host, g.gpu_id)))
         out.records, out.epochs = self.records, rows
         out.simulated = any(g.simulated for g in out.gpus)
         if self.world_size:
             out.world_size, out.world_size_source = self.world_size, "train_started"
-        elif self.ranks:
-            out.world_size, out.world_size_source = max(self.ranks) + 1, "ranks in the log"
+            out.ranks, out.ranks_source = self.world_size, "train_started"
         elif self.gpus:
             out.world_size, out.world_size_source = len(self.gpus), "GPUs sampled"
+        elif self.ranks:
+            out.world_size, out.world_size_source = max(self.ranks) + 1, "ranks in the log"
+        if out.ranks is None and self.ranks and max(self.ranks) > 0:
+            out.ranks, out.ranks_source = max(self.ranks) + 1, "ranks in the log"
         timed = [r for r in rows if r.epoch_time_s]
         if len(timed) > 1:
             timed, out.first_epoch_left_out = timed[1:], True
@@ -203,10 +262,17 @@ class RunAnalysis:
         if rows:
             out.final = {k: v for k, v in rows[-1].values.items() if k != "epoch_time_s"}
         out.steps = self.steps.summary()
+        out.energy = self.energy(rows, out.steps)
         if self.outcome is not None:
             out.outcome = str(self.outcome.get("outcome"))
             out.outcome_evidence = str(self.outcome.get("evidence") or "")
         return out
+
+
+def _one_rank(rows: list[EpochRow]) -> list[EpochRow]:
+    """Where ranks are kept apart, the lowest rank's rows: it speaks for the run (as on the dashboard)."""
+    ranks = [r.rank for r in rows if r.rank is not None]
+    return [r for r in rows if r.rank == min(ranks)] if ranks else rows
 
 
 def _throughput(

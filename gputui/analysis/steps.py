@@ -208,6 +208,16 @@ class StepTracker:
             out.eta_s = out.left * out.step_time_recent_s
         return out
 
+    def recent_clock(self) -> tuple[tuple[int, float], tuple[int, float]] | None:
+        """Two (step, time) points spanning the recent window (the last 10 % of the steps), where the
+        records carry a clock: the energy per step is taken between them."""
+        clock, last, first = self.clock, self.last, self.first
+        if len(clock) < 2 or last is None or first is None:
+            return None
+        since = last - max(1, round(WINDOW * (last - first)))
+        back = max((p for p in clock if p[0] <= since), default=clock[0])
+        return (back, clock[-1]) if clock[-1][0] > back[0] else None
+
     def _loss(self, out: StepSummary, since: int) -> None:
         name = next((n for n in LOSS_NAMES if n in self.loss), None)
         if name is None:

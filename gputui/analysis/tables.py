@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from gputui.analysis.energy import RunEnergy, joules_text
 from gputui.analysis.run import RunReport
 from gputui.analysis.scaling import ScalePoint
 from gputui.analysis.steps import step_rows
@@ -47,16 +48,42 @@ def _energy(joules: float | None) -> str:
     return f"{joules / 3.6e6:.3f} kWh" if joules >= 3.6e5 else f"{joules:,.0f} J"
 
 
+def gpus_text(report: RunReport) -> str:
+    """``8 seen on 2 nodes · ranks 8 (train_started)``; ranks ``unknown`` where no trainer said its world
+    size and the log labels no rank above 0."""
+    seen = len(report.gpus)
+    if seen:
+        nodes = report.nodes_seen
+        gpus = f"{seen} seen on {nodes} node{'s' * (nodes != 1)}"
+    else:
+        gpus = "none sampled"
+    ranks = f"{report.ranks} ({report.ranks_source})" if report.ranks else "unknown"
+    return f"{gpus} · ranks {ranks}"
+
+
+def energy_rows(energy: RunEnergy) -> list[tuple[str, str]]:
+    """(what, value): the run's energy and its source, J per epoch and per step where known."""
+    if energy.total_j is None:
+        return [("energy", "unknown (no power sampled)")]
+    gaps = f"; {energy.gaps} gap{'s' * (energy.gaps != 1)} over 60 s not counted" if energy.gaps else ""
+    rows = [("energy", f"{joules_text(energy.total_j)} ({energy.source}{gaps})")]
+    if energy.per_epoch_j is not None:
+        known = sum(e.joules is not None for e in energy.epochs)
+        rows.append(("energy per epoch", f"{joules_text(energy.per_epoch_j)} (mean of {known})"))
+    if energy.per_step_j is not None:
+        rows.append(("energy per step", f"{joules_text(energy.per_step_j)} (recent)"))
+    return rows
+
+
 def summary_table(report: RunReport) -> Table:
     title = report.name + ("  (SIMULATED GPUs)" if report.simulated else "")
     table = Table(title=_plain(title), show_header=False, title_justify="left")
     table.add_column("what", style="bold")
     table.add_column("value")
-    gpus = report.gpu_count
-    source = f" ({report.world_size_source})" if gpus else ""
-    table.add_row("GPUs / ranks", f"{gpus or '-'}{source}")
+    table.add_row("GPUs", gpus_text(report))
     table.add_row("GPU util mean", "-" if report.util_mean is None else f"{_num(report.util_mean)} %")
-    table.add_row("energy", _energy(report.energy_j))
+    for what, value in energy_rows(report.energy):
+        table.add_row(what, value)
     if report.steps is not None:  # a run with steps and no epochs
         for what, value in step_rows(report.steps):
             table.add_row(_plain(what), _plain(value))
@@ -99,10 +126,14 @@ def epoch_table(report: RunReport) -> Table | None:
         names += [n for n in row.values if n not in names and n != "epoch_time_s"]
     shown = f"last {len(rows)} of {len(report.epochs)} epochs" if len(report.epochs) > len(rows) else "epochs"
     table = Table(title=shown, title_justify="left")
-    for column in ("epoch", "time s", "img/s", *names[:8]):
+    energy = {e.epoch: e.joules for e in report.energy.epochs if e.joules is not None}
+    columns = ("epoch", "time s", "img/s") + (("energy",) if energy else ())
+    for column in (*columns, *names[:8]):
         table.add_column(_plain(column), justify="right")
     for row in rows:
         cells = [str(row.epoch), _num(row.epoch_time_s, 2), _num(row.images_per_s)]
+        if energy:
+            cells.append(joules_text(energy[row.epoch]) if row.epoch in energy else "-")
         cells += [f"{row.values[n]:.4g}" if n in row.values else "-" for n in names[:8]]
         table.add_row(*cells)
     return table

@@ -70,6 +70,7 @@ class DashboardState:
         self.thresholds = thresholds or AlertThresholds()
         self.board = GpuBoard(idle_util_pct=self.thresholds.idle_util_pct)
         self.training = TrainingState()
+        self.training.ended = job.kind == "replay"  # a recording: no epoch past the last one it states
         # the report view (R): the analysis module of `gputui report`, sharing the dashboard's epoch table
         self.analysis = RunAnalysis(job.title, table=self.training.epochs)
         self.alerts = Alerts(self.thresholds)
@@ -143,8 +144,9 @@ class DashboardState:
     def forget_metrics(self) -> None:
         """The logs are about to be read again from the start (a pattern was taught): the training state
         and the report's metric side start empty; the GPUs, alerts, notes and log text stay."""
-        old = self.analysis
+        old, ended = self.analysis, self.training.ended
         self.training = TrainingState()
+        self.training.ended = ended
         self.analysis = RunAnalysis(self.job.title, table=self.training.epochs)
         self.analysis.gpus, self.analysis.world_size = old.gpus, old.world_size
         self.analysis.outcome = old.outcome
@@ -152,6 +154,7 @@ class DashboardState:
 
     def set_state(self, state: str, when: float | None = None) -> None:
         self.job.state = state
+        self.training.ended = self.training.ended or state in ENDED_STATES
         if state in ENDED_STATES and self.job.ended is None:
             self.job.ended = _time.time() if when is None else when
         self.version += 1
@@ -161,9 +164,8 @@ class DashboardState:
     def _event(self, rec: Record) -> None:
         name = rec.get("event")
         message = str(rec.get("message", ""))
-        if name == "train_started":
-            self.training.add_event(rec)
-        elif name == "job_state":
+        self.training.add_event(rec)  # train_started, train_finished, outcome
+        if name == "job_state":
             state = rec.get("state")
             if isinstance(state, str):
                 self.set_state(state, rec.time)

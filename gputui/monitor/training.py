@@ -74,10 +74,15 @@ class TrainingState:
         self.last_time: float | None = None
         self.world_size: int | None = None
         self.nonfinite: list[Record] = []
+        self.ended = False  # the run is over (its outcome, train_finished, an ended job, a replay)
 
     # ------------------------------------------------------------------ ingestion
 
     def add_event(self, rec: Record) -> None:
+        """``train_started`` (epochs planned, world size); ``train_finished`` and ``outcome``: the run
+        is over, so no epoch past the last one stated is in progress."""
+        if rec.get("event") in ("train_finished", "outcome"):
+            self.ended = True
         if rec.get("event") == "train_started":
             total = rec.get("epochs")
             if isinstance(total, int) and total > 0:
@@ -203,19 +208,22 @@ class TrainingState:
         return self.steps.summary()
 
     def current_epoch(self) -> int | None:
-        """The epoch in progress (1-based): one past the completed ones (or past the last one's printed
-        number, when that is further: a log read from its tail), or the epoch the latest lines print
-        (``Train Epoch: 7 [...]`` is in epoch 7 before any epoch of it has completed), whichever is
-        further, capped at the planned total."""
+        """The epoch in progress or, once the run is over (:attr:`ended`), the last one (1-based).
+
+        Stated: the completed epochs (or the last one's printed number, when that is further: a log read
+        from its tail) and the epoch the latest lines print (``Train Epoch: 7 [...]`` is in epoch 7 before
+        any epoch of it has completed). While the run goes on, one past the completed ones; capped at the
+        planned total."""
         if self.epoch_now is None and (not self.metrics or self.step_summary() is not None):
             return None  # nothing yet, or a run without epochs
         rows = self.rows()
-        current = len(rows) + 1
+        completed = len(rows)
         if rows and isinstance(rows[-1].epoch, int):
             base = self.epoch_base if self.epoch_base is not None else 1
-            current = max(current, rows[-1].epoch - base + 2)
-        if self.epoch_printed is not None:
-            current = max(current, self.epoch_printed)
+            completed = max(completed, rows[-1].epoch - base + 1)
+        current = max(1, completed, self.epoch_printed or 0)
+        if not self.ended:
+            current = max(current, completed + 1)
         return min(current, self.epochs_total) if self.epochs_total else current
 
     def epoch_times(self) -> list[float]:

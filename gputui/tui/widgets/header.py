@@ -66,14 +66,28 @@ def header_text(state: DashboardState) -> Text:
     final = state.final_outcome()
     if final is not None and not job.running:
         text.append(f"  outcome {printable(final[0])}", style="bold")
-    nodes = len(state.board.nodes) or len(job.nodes)
-    gpus = len(state.board.gpus) or job.gpus_expected or 0
-    if nodes:
-        per = f" × {gpus // nodes} GPU" if gpus and gpus % nodes == 0 else f", {gpus} GPU"
-        text.append(f"  {nodes} node{'s' if nodes != 1 else ''}{per if gpus else ''}")
+    placement = placement_text(state)
+    if placement:
+        text.append(f"  {placement}")
     if job.name:
         text.append(f"  {printable(job.name)[:30]}")
     return text
+
+
+def placement_text(state: DashboardState) -> str | None:
+    """``2 nodes × 4 GPU``, ``1 node, 3 GPUs``, ``1 node · no GPUs seen``: the GPUs sampled, else the
+    ones Slurm allocated; None when no node is known (a replayed log)."""
+    job = state.job
+    nodes = len(state.board.nodes) or len(job.nodes)
+    gpus = len(state.board.gpus) or job.gpus_expected or 0
+    if not nodes:
+        return None
+    where = f"{nodes} node{'s' if nodes != 1 else ''}"
+    if not gpus:
+        return f"{where} · no GPUs seen"
+    if gpus % nodes == 0:
+        return f"{where} × {gpus // nodes} GPU"
+    return f"{where}, {gpus} GPU{'s' if gpus != 1 else ''}"
 
 
 def banner_text(state: DashboardState) -> Text | None:

@@ -1,0 +1,116 @@
+"""True text on the dashboard: the epoch after the end is the last one (a finished 5-epoch log replayed
+said ``epoch 6``; a completed 20-epoch job said ``epoch 21 (20 done)``), and a job without GPUs says so
+(never a count it does not have). Pilot checks of the header and training pane as drawn, and checks of
+the state's text where a Slurm job is needed."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import tui_data
+from test_dashboard_snapshots import folder  # noqa: F401 (the fixture)
+from textual.widgets import Static
+
+from gputui.monitor.state import DashboardState, JobInfo
+from gputui.stream.records import event, gpu_sample, metric
+from gputui.tui.widgets.header import header_text
+from gputui.tui.widgets.training_text import epoch_lines
+
+KERAS_EPOCH = (
+    "Epoch {n}/5\n469/469 [==============================] - 10s 21ms/step - loss: {loss:.4f}"
+    " - accuracy: 0.9{n}00 - val_loss: {loss:.4f} - val_accuracy: 0.9{n}50\n"
+)
+
+
+def keras_log(where: Path) -> list[str]:
+    """A Keras ``fit`` log of 5 epochs, all done (no end message: the file simply ends)."""
+    path = where / "keras5.log"
+    path.write_text("".join(KERAS_EPOCH.format(n=n, loss=0.5 / n) for n in range(1, 6)))
+    os.utime(path, (tui_data.T0, tui_data.T0))
+    return ["keras5.log"]
+
+
+def _drawn(screen, selector: str) -> str:
+    return str(screen.query_one(selector, Static).visual)
+
+
+async def test_a_finished_five_epoch_log_replayed_says_epoch_5_not_6(folder):  # noqa: F811
+    app = tui_data.make_app(keras_log(folder))
+    try:
+        async with app.run_test(size=(120, 36)) as pilot:
+            screen = await tui_data.wait_loaded(pilot)
+            header, pane = _drawn(screen, "#header"), _drawn(screen, "#epoch-lines")
+            assert "epoch 5" in header and "epoch 6" not in header
+            assert "epoch 5 (5 done)" in pane and "epoch 6" not in pane
+    finally:
+        app.source.stop()
+
+
+def _job(**info) -> DashboardState:
+    return DashboardState(JobInfo(kind="attach", title="job 14", job_id="14", state="RUNNING", **info))
+
+
+def _twenty_epochs(state: DashboardState, *, planned: int | None = None) -> None:
+    records = [event("train_started", time=1000.0, epochs=planned)] if planned else []
+    for n in range(1, 21):
+        common = {"epoch": n, "epoch_base": 1, "scope": "epoch", "time": 1000.0 + 30 * n}
+        records += [metric("loss", 1.0 / n, **common), metric("epoch_time_s", 30.0, **common)]
+    state.ingest(records)
+
+
+def test_a_running_job_is_in_the_epoch_after_its_last_completed_one() -> None:
+    state = _job()
+    _twenty_epochs(state)
+    assert "epoch 21" in header_text(state).plain  # running: the 21st epoch is under way
+    assert "epoch 21 (20 done)" in epoch_lines(state.training, 80).plain
+
+
+def test_a_completed_job_of_unplanned_epochs_says_its_last_epoch() -> None:
+    for end in ("slurm", "outcome", "train_finished"):
+        state = _job()
+        _twenty_epochs(state)
+        if end == "slurm":
+            state.set_state("COMPLETED")
+        elif end == "outcome":
+            state.ingest([event("outcome", time=1700.0, outcome="completed", evidence="done")])
+        else:
+            state.ingest([event("train_finished", time=1700.0, epochs=20)])
+        header, pane = header_text(state).plain, epoch_lines(state.training, 80).plain
+        assert re.search(r"epoch 20\b", header) and "epoch 21" not in header, end
+        assert "epoch 20 (20 done)" in pane and "epoch 21" not in pane, end
+
+
+def test_a_completed_planned_run_says_20_of_20() -> None:
+    state = _job()
+    _twenty_epochs(state, planned=20)
+    state.set_state("COMPLETED")
+    assert "epoch 20/20 (20 done)" in epoch_lines(state.training, 80).plain
+
+
+def test_a_crashed_run_in_its_printed_epoch_keeps_it() -> None:
+    """Lines of epoch 21 were printed before the crash: epoch 21 was in progress, 20 done."""
+    state = _job()
+    _twenty_epochs(state)
+    state.ingest([metric("loss", 0.04, epoch=21, epoch_base=1, step=5, scope="step", time=1650.0)])
+    state.set_state("FAILED")
+    assert "epoch 21 (20 done)" in epoch_lines(state.training, 80).plain
+
+
+def test_a_job_without_gpus_says_no_gpus_seen() -> None:
+    state = _job(nodes=["n1"])
+    header = header_text(state).plain
+    assert "1 node · no GPUs seen" in header and "None" not in header
+
+
+def test_gpu_counts_come_from_the_gpus_seen() -> None:
+    state = _job(nodes=["n1", "n2"], gpus_expected=None)
+    state.ingest(
+        [
+            gpu_sample(host=h, gpu_id=f"{h}-{i}", vendor="nvidia", source="nvml", time=1.0, index=i)
+            for h, count in (("n1", 2), ("n2", 1))
+            for i in range(count)
+        ]
+    )
+    assert "2 nodes, 3 GPUs" in header_text(state).plain
