@@ -5,7 +5,8 @@ The file is ``$GPUTUI_CONFIG`` when set, else ``gputui/config.toml`` in the XDG 
 A missing file means the defaults; a broken one is a one-line :class:`ConfigError` naming the file and
 the line (``gputui`` then starts with the defaults and shows that line). Every number must be finite and
 in its range (percentages 0-100, minutes up to a day, ``[jobs] refresh_s`` 0.5-3600 s as it calls Slurm,
-``[dashboard] refresh_s`` 0.1-3600 s, ``ended_hours`` up to 720), every switch true or false. Flags and
+``[dashboard] refresh_s`` 0.1-3600 s, ``ended_hours`` up to 720, ``[verdict] window_s`` 1-3600 s,
+``rank_gap_pct`` up to 1000), every switch true or false. Flags and
 environment variables (``GPUTUI_REFRESH``, ``GPUTUI_CLUSTER``) take precedence over the file, within the
 same ranges. Example::
 
@@ -16,6 +17,10 @@ same ranges. Example::
     mem_high_pct = 95
     hot_temp_c = 85
     straggler_gap_pct = 30     # a node this many points of utilisation below the job's median
+
+    [verdict]                  # why a job is slow or stuck; every threshold: docs/verdicts.md
+    sustain_minutes = 3        # a slow condition must last this long to be a verdict
+    rank_gap_pct = 20          # a rank this much slower than the others' median: a straggler rank
 
     [dashboard]
     refresh_s = 0.5            # screen refresh (charts redraw at most this often)
@@ -74,6 +79,28 @@ class AlertThresholds:
 
 
 @dataclass(frozen=True)
+class VerdictSettings:
+    """``[verdict]``: the thresholds of the verdict rules (:mod:`gputui.monitor.verdicts`)."""
+
+    window_s: float = _setting(10.0, Range(1.0, 3600.0, "s"))
+    sustain_minutes: float = _setting(3.0, MINUTES)
+    cpu_busy_pct: float = _setting(90.0, PERCENT)
+    burst_idle_pct: float = _setting(20.0, PERCENT)
+    input_share_pct: float = _setting(30.0, PERCENT)
+    comm_power_pct: float = _setting(50.0, PERCENT)
+    comm_share_pct: float = _setting(40.0, PERCENT)
+    rank_gap_pct: float = _setting(20.0, Range(0.0, 1000.0, "%"))
+    rank_consistent_pct: float = _setting(80.0, PERCENT)
+    idle_all_along_pct: float = _setting(90.0, PERCENT)
+    pinned_util_pct: float = _setting(95.0, PERCENT)
+    high_util_pct: float = _setting(80.0, PERCENT)
+    low_util_pct: float = _setting(50.0, PERCENT)
+    clock_drop_pct: float = _setting(20.0, PERCENT)
+    power_limit_pct: float = _setting(98.0, PERCENT)
+    mem_creep_pct: float = _setting(10.0, PERCENT)
+
+
+@dataclass(frozen=True)
 class DashboardSettings:
     refresh_s: float = _setting(0.5, SCREEN_REFRESH_S)
     low_bandwidth: bool = False  # slow links: a slower refresh, no braille charts (`--low-bandwidth`)
@@ -113,6 +140,7 @@ class PatternSetting:
 @dataclass(frozen=True)
 class Config:
     alerts: AlertThresholds = field(default_factory=AlertThresholds)
+    verdict: VerdictSettings = field(default_factory=VerdictSettings)
     dashboard: DashboardSettings = field(default_factory=DashboardSettings)
     jobs: JobsSettings = field(default_factory=JobsSettings)
     serve: ServeSettings = field(default_factory=ServeSettings)
@@ -126,7 +154,7 @@ class Config:
         return self.clusters.get(self.cluster or cluster_name) or ClusterPreset()
 
 
-SECTIONS = ("alerts", "dashboard", "jobs", "serve", "clusters", "patterns")
+SECTIONS = ("alerts", "verdict", "dashboard", "jobs", "serve", "clusters", "patterns")
 
 
 def config_path(env: dict[str, str] | None = None) -> Path:
@@ -324,6 +352,7 @@ def load_config(env: dict[str, str] | None = None) -> Config:
         raise where.error(f"unknown section [{unknown[0]}] (known: {', '.join(SECTIONS)})", unknown[0])
     config = Config(
         alerts=_section(AlertThresholds, data.get("alerts"), "alerts", where),
+        verdict=_section(VerdictSettings, data.get("verdict"), "verdict", where),
         dashboard=_section(DashboardSettings, data.get("dashboard"), "dashboard", where),
         jobs=_section(JobsSettings, data.get("jobs"), "jobs", where),
         serve=_section(ServeSettings, data.get("serve"), "serve", where),

@@ -4,21 +4,19 @@
   (first epoch left out), efficiency = speedup × base GPUs / N;
 - **weak scaling** (same problem *per GPU*): efficiency = (throughput per GPU at N) / (throughput per GPU
   at base); speedup = throughput(N) / throughput(base). Throughput: the run report's (images/s, ...);
-- the base is the smallest run. Where efficiency is under :data:`GOOD_EFFICIENCY`, the GPUs' mean
-  utilisation says where the time went: low (< :data:`LOW_UTIL` %) points at the input pipeline (GPUs
-  waiting for data), high (≥ :data:`HIGH_UTIL` %) at communication (GPUs busy, but with all-reduce and
-  synchronisation rather than new work); between, both.
+- the base is the smallest run. A size is inefficient under :data:`GOOD_EFFICIENCY`; the words on why
+  (from its utilisation and its run's verdicts, with the thresholds of the settings) come from the
+  caller's ``diagnose`` (``gputui scale``: :func:`gputui.monitor.verdicts.scale_diagnosis`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from gputui.analysis.run import RunReport
 
 GOOD_EFFICIENCY = 0.8
-LOW_UTIL = 50.0
-HIGH_UTIL = 80.0
 ACCURACY_NAMES = ("val_accuracy", "test_accuracy", "accuracy")
 
 
@@ -44,20 +42,14 @@ def _accuracy(report: RunReport) -> tuple[float | None, str | None]:
     return None, None
 
 
-def _diagnosis(efficiency: float | None, util: float | None) -> str | None:
-    if efficiency is None or efficiency >= GOOD_EFFICIENCY:
-        return None
-    if util is None:
-        return "scaling loss; no GPU samples to say why"
-    if util < LOW_UTIL:
-        return f"GPUs idle {100 - util:.0f} % of the time: input pipeline (data loading) likely"
-    if util >= HIGH_UTIL:
-        return "GPUs busy: communication / synchronisation likely"
-    return "both input pipeline and communication"
+Diagnose = Callable[[RunReport, bool], "str | None"]  # (the run, inefficient) -> its words, or None
 
 
-def compare(reports: list[RunReport], scaling: str = "strong") -> list[ScalePoint]:
-    """One point per run, smallest first; speedup and efficiency against the smallest."""
+def compare(
+    reports: list[RunReport], scaling: str = "strong", diagnose: Diagnose | None = None
+) -> list[ScalePoint]:
+    """One point per run, smallest first; speedup and efficiency against the smallest; ``diagnose``
+    gives each point's diagnosis (none without it)."""
     if scaling not in ("strong", "weak"):
         raise ValueError("scaling must be 'strong' or 'weak'")
     runs = sorted(reports, key=lambda r: (r.gpu_count or 0, r.name))
@@ -87,7 +79,9 @@ def compare(reports: list[RunReport], scaling: str = "strong") -> list[ScalePoin
                 accuracy,
                 accuracy_name,
                 util,
-                _diagnosis(efficiency, util),
+                diagnose(report, efficiency is not None and efficiency < GOOD_EFFICIENCY)
+                if diagnose
+                else None,
             )
         )
     return points

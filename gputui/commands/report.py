@@ -6,6 +6,8 @@ files by :mod:`gputui.sources.inputs` (a store of several runs is one RUN per ru
 :func:`gputui.logs.files.metric_files.runs_of`).
 Rich tables on a terminal; ``--json`` and ``--csv`` for scripts. A run that counts steps and no epochs
 gets its step summary (``steps`` in ``--json``; steps, loss, step time and ETA columns in ``--csv``).
+After the tables, the run's verdict: why it was slow or stuck, one line per finding
+(:mod:`gputui.monitor.verdicts`, ``docs/verdicts.md``; ``verdict`` in ``--json`` and ``--csv``).
 """
 
 from __future__ import annotations
@@ -14,16 +16,44 @@ import argparse
 import csv
 import json
 import sys
+from dataclasses import dataclass, field
 from typing import IO
 
 from gputui.analysis import RunAnalysis, RunReport, ScalePoint
+from gputui.config import Config, load_config_or_defaults
 from gputui.logs.files.metric_files import runs_of
+from gputui.monitor.verdicts import HEALTHY, Finding, VerdictEngine
 from gputui.sources.inputs import RunError, run_records
+from gputui.textsafe import printable
+
+
+@dataclass
+class JudgedRun:
+    """A run's report and its verdict's findings."""
+
+    report: RunReport
+    findings: list[Finding] = field(default_factory=list)
 
 
 def analyse(run: str, batch_size: int | None = None) -> RunReport:
     """One RUN's report (:mod:`gputui.sources.inputs` finds and reads its files); RunError: one line."""
     return RunAnalysis(run, batch_size=batch_size).add_all(run_records(run)).report()
+
+
+def judge(run: str, batch_size: int | None = None, config: Config | None = None) -> JudgedRun:
+    """One RUN's report and verdict from one read of its records; RunError: one line."""
+    config = config or Config()
+    analysis = RunAnalysis(run, batch_size=batch_size)
+    engine = VerdictEngine(config.alerts, config.verdict)
+    for rec in run_records(run):
+        analysis.add(rec)
+        engine.add(rec)
+    return JudgedRun(analysis.report(), engine.findings())
+
+
+def verdict_lines(findings: list[Finding]) -> list[str]:
+    """One printable line per finding (names from the records are made safe), or the healthy line."""
+    return [printable(f.line()) for f in findings] or [HEALTHY]
 
 
 def report_dict(report: RunReport) -> dict:
@@ -40,6 +70,7 @@ def report_dict(report: RunReport) -> dict:
         "throughput_note": report.throughput_note,
         "util_mean_pct": report.util_mean,
         "energy_j": report.energy_j,
+        **report.usage_dict(),  # gpus_seen, nodes_seen, ranks, energy (kWh, J per epoch and per step)
         "final": report.final,
         "outcome": report.outcome,
         "outcome_evidence": report.outcome_evidence,
@@ -80,26 +111,29 @@ def csv_row(report: RunReport) -> dict:
 
 CSV_FIELDS = ("run", "gpus", "epochs", "epoch_time_s", "throughput", "throughput_unit", "util_mean_pct")
 CSV_FIELDS += ("energy_j", "outcome", "steps_done", "steps_planned", "loss_first", "loss_last", "loss_trend")
-CSV_FIELDS += ("step_time_s", "eta_s")
+CSV_FIELDS += ("step_time_s", "eta_s", "verdict")
 
 
-def print_reports(reports: list[RunReport], fmt: str, out: IO[str]) -> None:
+def print_reports(runs: list[JudgedRun], fmt: str, out: IO[str]) -> None:
     if fmt == "json":
-        for report in reports:
-            out.write(json.dumps(report_dict(report)) + "\n")
+        for run in runs:
+            verdict = [f.to_json_dict() for f in run.findings]
+            out.write(json.dumps(report_dict(run.report) | {"verdict": verdict}) + "\n")
         return
     if fmt == "csv":
         writer = csv.DictWriter(out, fieldnames=CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
         writer.writeheader()
-        for report in reports:
-            writer.writerow(csv_row(report))
+        for run in runs:
+            writer.writerow(csv_row(run.report) | {"verdict": "; ".join(f.line() for f in run.findings)})
         return
     from gputui.analysis.tables import report_tables, table_console
 
     console = table_console(out)
-    for report in reports:
-        for table in report_tables(report):
+    for run in runs:
+        for table in report_tables(run.report):
             console.print(table)
+        out.write("verdict\n" + "".join(f"  {line}\n" for line in verdict_lines(run.findings)))
+        out.flush()
 
 
 def print_scale(points: list[ScalePoint], scaling: str, fmt: str, out: IO[str]) -> None:
@@ -155,14 +189,25 @@ def output_format(args: argparse.Namespace) -> str:
     return "json" if getattr(args, "json", False) else "csv" if getattr(args, "csv", False) else "table"
 
 
-def read_reports(args: argparse.Namespace) -> list[RunReport] | int:
-    """The RUNs' reports, or the exit status after a one-line error (a bad --plot file, an unreadable RUN)."""
+def settings(warn: bool = False) -> Config:
+    """The settings (the verdict's thresholds); a broken file: the defaults, and with ``warn`` one line
+    on stderr (``gputui report`` has it said by :mod:`gputui.cli` already)."""
+    config, problem = load_config_or_defaults()
+    if problem and warn:
+        print(f"gputui: warning: {problem}", file=sys.stderr)
+    return config
+
+
+def read_reports(args: argparse.Namespace) -> list[JudgedRun] | int:
+    """The RUNs' reports and verdicts, or the exit status after a one-line error (a bad --plot file, an
+    unreadable RUN)."""
     problem = check_plot(args)
     if problem:
         print(f"gputui: error: {problem}", file=sys.stderr)
         return 2
+    config, batch = settings(getattr(args, "command", None) == "scale"), getattr(args, "batch_size", None)
     try:
-        return [analyse(r, getattr(args, "batch_size", None)) for run in args.runs for r in runs_of(run)]
+        return [judge(r, batch, config) for run in args.runs for r in runs_of(run)]
     except RunError as exc:
         print(f"gputui: error: {exc}", file=sys.stderr)
         return 1
@@ -175,6 +220,6 @@ def main(args: argparse.Namespace) -> int:
     if isinstance(reports, int):
         return reports
     print_reports(reports, output_format(args), sys.stdout)
-    first = reports[0]
+    first = reports[0].report
     draw_plot(args, lambda path: report_figure(first, path), lambda: terminal_report_chart(first))
     return 0

@@ -1,6 +1,7 @@
 """``gputui scale``: did more GPUs help? (``docs/analysis.md``)
 
-- ``--from RUN...`` compares existing runs;
+- ``--from RUN...`` compares existing runs; each size's diagnosis says where an inefficient size lost
+  its time and names the run's verdicts (:func:`gputui.monitor.verdicts.scale_diagnosis`);
 - ``--gpus 1,2,4 [--nodes ...] [run options] -- CMD`` submits the same training at each size through
   ``gputui run``'s batch script (with ``gputui --log`` on every node, for the utilisation per size), waits
   for the jobs and compares them; ``--local`` runs each size here instead, one after another (no Slurm).
@@ -17,7 +18,16 @@ import time
 from dataclasses import dataclass
 
 from gputui.cli import CommandError
-from gputui.commands.report import analyse, check_plot, draw_plot, output_format, print_scale, read_reports
+from gputui.commands.report import (
+    JudgedRun,
+    check_plot,
+    draw_plot,
+    judge,
+    output_format,
+    print_scale,
+    read_reports,
+    settings,
+)
 from gputui.commands.run import command_of, script_options
 from gputui.slurm.batch_script import LaunchSpec, render, submit, write_script
 from gputui.slurm.commands import SlurmError
@@ -141,17 +151,19 @@ def run_local_sweep(runs: list[SweepRun], backend: str, interval: float) -> None
             raise KeyboardInterrupt
 
 
-def _sweep_reports(runs: list[SweepRun], batch_size: int | None):
+def _sweep_reports(runs: list[SweepRun], batch_size: int | None) -> list[JudgedRun]:
     reports = []
+    config = settings(warn=True)
     for run in runs:
         try:
-            report = analyse(run.run, batch_size)
+            judged = judge(run.run, batch_size, config)
         except RunError as exc:
             _say(f"gputui: {run.label} left out: {exc}")
             continue
+        report = judged.report
         if not report.world_size:  # nothing in the output said it: the size the sweep asked for
             report.world_size, report.world_size_source = run.gpus, "requested (gputui scale --gpus)"
-        reports.append(report)
+        reports.append(judged)
     return reports
 
 
@@ -167,8 +179,15 @@ def main(args: argparse.Namespace) -> int:
         return reports
     from gputui.analysis import compare
     from gputui.analysis.plots import scale_figure, terminal_scale_chart
+    from gputui.monitor.verdicts import scale_diagnosis
 
-    points, scaling = compare(reports, args.scaling), args.scaling
+    verdict = settings().verdict  # read_reports or the sweep said what was wrong with the file
+    findings = {id(run.report): run.findings for run in reports}
+
+    def diagnose(report, inefficient: bool) -> str | None:
+        return scale_diagnosis(inefficient, report.util_mean, verdict, findings[id(report)])
+
+    points, scaling = compare([run.report for run in reports], args.scaling, diagnose), args.scaling
     print_scale(points, scaling, output_format(args), sys.stdout)
     draw_plot(args, lambda path: scale_figure(points, scaling, path), lambda: terminal_scale_chart(points))
     return 0

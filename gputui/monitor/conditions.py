@@ -89,6 +89,34 @@ def worst(conditions: Iterable[Condition]) -> Level:
     return max((c.level for c in conditions), default=Level.OK)
 
 
+# The comparisons shared with the verdict rules (:mod:`gputui.monitor.verdicts`): written once, here.
+
+
+def is_busy(util: float | None, th: AlertThresholds) -> bool:
+    """Utilisation (a GPU's, or the job's median) at or above ``busy_util_pct``."""
+    return util is not None and util >= th.busy_util_pct
+
+
+def is_idle(util: float | None, th: AlertThresholds) -> bool:
+    """Utilisation under ``idle_util_pct``."""
+    return util is not None and util < th.idle_util_pct
+
+
+def is_hot(temp: float | None, th: AlertThresholds) -> bool:
+    """Temperature at or above ``hot_temp_c``."""
+    return temp is not None and temp >= th.hot_temp_c
+
+
+def lags(value: float, peers: float, th: AlertThresholds) -> bool:
+    """A node's (or GPU's) utilisation ``straggler_gap_pct`` points or more below its peers'."""
+    return peers - value >= th.straggler_gap_pct
+
+
+def quiet_too_long(seconds: float, th: AlertThresholds) -> bool:
+    """No new output (or progress) for ``no_output_minutes``."""
+    return seconds >= th.no_output_minutes * 60
+
+
 def util_level(util: float | None) -> Level:
     """How well a GPU (or a node, on average) is used, for its bar: unknown counts as low."""
     if util is not None and util >= UTIL_GOOD_PCT:
@@ -107,7 +135,7 @@ def classify(
 ) -> Conditions:
     """Every condition of ``board`` and ``logs`` at record time ``now`` (``running``: the job runs)."""
     median = board.median_util()
-    found = Conditions(median, median is not None and median >= th.busy_util_pct)
+    found = Conditions(median, is_busy(median, th))
     for gpu in board.gpus.values():
         if conditions := gpu_conditions(board, gpu, th, now, running, found):
             found.gpus[(gpu.host, gpu.gpu_id)] = conditions
@@ -164,7 +192,7 @@ def gpu_conditions(
                 f"{gpu.mem_used} of {gpu.mem_total} bytes",
             )
         )
-    if gpu.temp is not None and gpu.temp >= th.hot_temp_c:
+    if is_hot(gpu.temp, th):
         found.append(
             Condition(
                 "hot",
@@ -187,7 +215,7 @@ def node_conditions(
     mean, median = node.mean_util(), job.median
     if not job.busy or len(board.nodes) < 2 or mean is None or median is None:
         return ()
-    if median - mean < th.straggler_gap_pct:
+    if not lags(mean, median, th):
         return ()
     return (
         Condition(
@@ -206,7 +234,7 @@ def log_condition(log: LogText, th: AlertThresholds, now: float, running: bool) 
     if not running or log.last_data_time is None:
         return None
     quiet = now - log.last_data_time
-    if quiet < th.no_output_minutes * 60:
+    if not quiet_too_long(quiet, th):
         return None
     return Condition(
         "no_output",

@@ -7,6 +7,8 @@ import pytest
 
 from gputui.analysis import RunAnalysis, compare
 from gputui.analysis.run import RunReport
+from gputui.config import VerdictSettings
+from gputui.monitor.verdicts import scale_diagnosis
 from gputui.stream.records import event, gpu_sample, metric
 
 T0 = 1_795_000_000.0
@@ -97,9 +99,15 @@ def _run(
     return report
 
 
+def _diagnose(report, inefficient):
+    """`gputui scale`'s diagnosis with the default thresholds (gputui.monitor.verdicts)."""
+    return scale_diagnosis(inefficient, report.util_mean, VerdictSettings())
+
+
 def test_strong_scaling_bsc_course_figures() -> None:
     """BSC's ResNet50V2 on CIFAR-10: 45 s per epoch on 1 GPU, 24 s on 2, 12 s on 4."""
-    points = compare([_run("4", 4, 12, 4000, 95), _run("1", 1, 45, 1100, 97), _run("2", 2, 24, 2050, 96)])
+    runs = [_run("4", 4, 12, 4000, 95), _run("1", 1, 45, 1100, 97), _run("2", 2, 24, 2050, 96)]
+    points = compare(runs, diagnose=_diagnose)
     assert [p.gpus for p in points] == [1, 2, 4]
     assert [p.speedup for p in points] == pytest.approx([1.0, 45 / 24, 45 / 12])
     assert [p.efficiency for p in points] == pytest.approx([1.0, 45 / 24 / 2, 45 / 12 / 4])
@@ -109,13 +117,15 @@ def test_strong_scaling_bsc_course_figures() -> None:
 
 def test_weak_scaling_uses_throughput_per_gpu_and_says_why_it_stalls() -> None:
     points = compare(
-        [_run("1", 1, 30, 1000, 95), _run("8", 8, 60, 4000, 30), _run("2", 2, 31, 1800, 90)], scaling="weak"
+        [_run("1", 1, 30, 1000, 95), _run("8", 8, 60, 4000, 30), _run("2", 2, 31, 1800, 90)],
+        scaling="weak",
+        diagnose=_diagnose,
     )
     assert [p.speedup for p in points] == pytest.approx([1.0, 1.8, 4.0])
     assert [p.efficiency for p in points] == pytest.approx([1.0, 0.9, 0.5])
     assert points[1].diagnosis is None
     assert "input pipeline" in points[2].diagnosis  # 50 % efficient at 30 % utilisation
-    busy = compare([_run("1", 1, 30, 1000, 95), _run("4", 4, 20, 2000, 92)])
+    busy = compare([_run("1", 1, 30, 1000, 95), _run("4", 4, 20, 2000, 92)], diagnose=_diagnose)
     assert busy[1].efficiency == pytest.approx(30 / 20 / 4)
     assert "communication" in busy[1].diagnosis
     with pytest.raises(ValueError):
