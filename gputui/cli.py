@@ -216,6 +216,7 @@ def build_parser() -> argparse.ArgumentParser:
         choices=(
             "auto",
             "gputui",
+            "megatron_straggler",
             "ultralytics",
             "fairseq",
             "keras",

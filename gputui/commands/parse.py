@@ -30,6 +30,7 @@ from gputui.logs.files.lightning_csv import CsvMetricsParser
 from gputui.logs.files.metric_files import metric_file_kind, metric_file_parser, metric_paths
 from gputui.logs.files.tensorboard import EventFileParser
 from gputui.logs.parser import FAMILIES, LogParser
+from gputui.logs.per_rank import PerRankSummary
 from gputui.logs.unread import Unread
 from gputui.stream.io import encode_record, read_records
 from gputui.stream.records import Record
@@ -206,6 +207,7 @@ def run(
                     continue
                 table = EpochTable(batch_size=batch_size)
                 tracker = StepTracker()
+                per_rank = PerRankSummary()  # Megatron straggler lines, NCCL Inspector files
                 events: list[Record] = []
                 count, last = 0, None
                 progress = Progress(path, os.fstat(stream.fileno()).st_size)
@@ -218,6 +220,7 @@ def run(
                     for record in records:
                         table.add(record)
                         tracker.add(record)
+                        per_rank.add(record)
                         if record.kind == "metric":
                             count, last = count + 1, record
                         else:
@@ -225,6 +228,8 @@ def run(
                 finally:
                     progress.close()
                 _summary(path, events, count, last, table.rows(), out, tracker.summary())
+                for line in per_rank.lines():
+                    print(printable(line), file=out)
         except BrokenPipeError:
             raise
         except OSError as exc:

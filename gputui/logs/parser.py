@@ -28,6 +28,7 @@ from gputui.logs.formats import (
     gputui_records,
     hf,
     keras,
+    megatron_straggler,
     mmengine,
     pytorch,
     taught,
@@ -47,6 +48,7 @@ from gputui.stream.records import Record
 #: ``generic`` (the fallback) stays last.
 FAMILIES: dict[str, tuple[LineParser, ...]] = {
     "gputui": (gputui_records.PARSER,),
+    "megatron_straggler": (megatron_straggler.PARSER,),
     "ultralytics": (ultralytics.PARSER,),
     "fairseq": (fairseq.PARSER,),
     "timm": (timm.PARSER,),

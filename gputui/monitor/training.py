@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from gputui.analysis.steps import STEP_TIMES, StepSummary, StepTracker
 from gputui.logs.epochs import EpochRow, EpochTable
+from gputui.logs.per_rank import is_per_rank
 from gputui.monitor.series import Series
 from gputui.stream.records import Record
 
@@ -105,6 +106,8 @@ class TrainingState:
         return rank == self.rank
 
     def add_metric(self, rec: Record) -> None:
+        if is_per_rank(rec):  # the rank it names was measured, not the one printing: never the voice
+            return
         f = rec.fields
         self.epochs.add(rec)
         self.steps.add(rec)
