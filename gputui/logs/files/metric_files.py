@@ -17,28 +17,36 @@ holding several runs: an ``mlruns/`` root (``.trash`` inside, or so named), one 
 ``wandb/`` folder, or a folder with ``mlruns/`` or ``wandb/`` inside. ``run_dir_files`` takes its newest
 run (as with Lightning's versions); :func:`runs_of` lists them all, for commands where each run is its
 own RUN.
+
+Per-rank diagnostics are read beside them: an ``nccl-inspector-<jobid>/`` folder of NCCL Inspector files
+(:mod:`gputui.logs.files.nccl_inspector`) in a run directory (``nccl-inspector-<job_id>`` when the job is
+known, else the newest) adds its ``<host>-pid<pid>.log`` files to the run's; such a folder given itself is
+a run directory of those files.
 """
 
 from __future__ import annotations
 
 import os
 
-from gputui.logs.files import mlflow_store
+from gputui.logs.files import mlflow_store, nccl_inspector
 from gputui.logs.files.lightning_csv import CsvMetricsParser
 from gputui.logs.files.mlflow_store import MlflowRun
+from gputui.logs.files.nccl_inspector import NcclInspectorParser
 from gputui.logs.files.tensorboard import EventFileParser
 from gputui.logs.files.wandb_offline import MissingExtra, WandbRunParser
 from gputui.stream.records import Record, event
 
 LIGHTNING_LOGS = "lightning_logs"
 STORES = ("mlruns", "wandb")
-Reader = CsvMetricsParser | EventFileParser | MlflowRun | WandbRunParser
+Reader = CsvMetricsParser | EventFileParser | MlflowRun | WandbRunParser | NcclInspectorParser
 
 
 def metric_file_kind(path: str) -> str | None:
-    """``"tensorboard"``, ``"csv"``, ``"wandb"`` or ``"mlflow"`` (a run's ``meta.yaml``) by the file's
-    name; None for anything else."""
+    """``"tensorboard"``, ``"csv"``, ``"wandb"``, ``"mlflow"`` (a run's ``meta.yaml``) or
+    ``"nccl_inspector"`` by the file's name; None for anything else."""
     base = os.path.basename(path)
+    if nccl_inspector.is_inspector_file(path):
+        return nccl_inspector.NAME
     if "tfevents" in base:
         return "tensorboard"
     if base.endswith(".csv"):
@@ -64,6 +72,8 @@ def metric_file_parser(path: str, kind: str | None = None) -> Reader | None:
         return WandbRunParser()
     if kind == "mlflow":
         return MlflowRun(os.path.dirname(path) or ".")
+    if kind == nccl_inspector.NAME:
+        return NcclInspectorParser()
     return None
 
 
@@ -79,7 +89,8 @@ def _metric_files(folder: str) -> list[str]:
         return [os.path.join(folder, "metrics.csv")]
     if mlflow_store.META in names and mlflow_store.is_run_dir(folder):
         return [os.path.join(folder, mlflow_store.META)]
-    return [os.path.join(folder, n) for n in names if n.startswith("run-") and n.endswith(".wandb")][:1]
+    wandb = [os.path.join(folder, n) for n in names if n.startswith("run-") and n.endswith(".wandb")][:1]
+    return wandb or nccl_inspector.inspector_files(folder)
 
 
 def _store_runs(folder: str, depth: int) -> list[str]:
@@ -133,7 +144,14 @@ def metric_paths(paths: list[str]) -> list[str]:
 def run_dir_files(folder: str, *, job_id: str | None = None, since: float | None = None) -> list[str]:
     """The metric files of a run directory (see the module's rules); [] when it has none yet. Under
     ``lightning_logs/``: ``version_<job_id>`` when it exists (gputui's Lightning trainer names its runs so),
-    else the newest version, or run of a store, changed at ``since`` (a Unix time) or later."""
+    else the newest version, or run of a store, changed at ``since`` (a Unix time) or later. Then the
+    files of its ``nccl-inspector-*`` folder (:func:`~gputui.logs.files.nccl_inspector.inspector_folder`)."""
+    inspector = nccl_inspector.inspector_folder(folder, job_id=job_id, since=since)
+    beside = nccl_inspector.inspector_files(inspector) if inspector else []
+    return _training_files(folder, job_id=job_id, since=since) + beside
+
+
+def _training_files(folder: str, *, job_id: str | None, since: float | None) -> list[str]:
     found = _metric_files(folder)
     if found:
         return found

@@ -1,0 +1,178 @@
+"""NCCL Inspector files → per-rank metric records, and where a run's are found (``docs/log-formats.md``)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+from per_rank_gen import Operation, inspector_line
+
+from gputui.cli import main as cli_main
+from gputui.logs.files import metric_files
+from gputui.logs.files.nccl_inspector import WINDOW_S, NcclInspectorParser
+from gputui.sources.inputs import run_files, run_records
+from gputui.stream.records import Record
+
+EXAMPLE_RUN = Path(__file__).parent / "per_rank" / "nccl_run"
+COMMS = [("0x7f8c496ae9f661", "DP Group 0", 8, 2), ("0x1a2b3c4d5e6f70", "TP Group 3", 2, 1)]
+
+
+def random_operations(rng: random.Random, count: int, *, verbose: bool) -> list[Operation]:
+    """One process's operations over about a minute: two communicators, a few message sizes."""
+    host, pid = f"node{rng.randint(1, 9)}", rng.randint(1000, 99999)
+    ranks = {comm: rng.randrange(n) for comm, _name, n, _nodes in COMMS}
+    t, ops = 1_750_000_000_000_000 + rng.randrange(10**9), []
+    for sn in range(count):
+        comm, name, n_ranks, nnodes = rng.choice(COMMS)
+        t += rng.randrange(1, 3_000_000)
+        ops.append(
+            Operation(
+                comm, name, ranks[comm], n_ranks, nnodes, host, pid, rng.choice(["AllReduce", "AllGather"]),
+                sn, rng.choice([1 << 16, 8 << 20, 64 << 20]), rng.randint(20, 90_000),
+                t + rng.randrange(500_000), t if verbose else None,
+            )
+        )  # fmt: skip
+    return ops
+
+
+def expected_means(ops: list[Operation], verbose: bool) -> dict[tuple, tuple[int, dict[str, float]]]:
+    """(comm, rank, collective, size, window) → (count, {metric: mean}) as computed here."""
+    groups: dict[tuple, list[Operation]] = {}
+    for op in ops:
+        when = (op.stop_us if verbose else op.dump_us) / 1e6
+        groups.setdefault((op.comm, op.rank, op.coll, op.msg_bytes, math.floor(when / WINDOW_S)), []).append(
+            op
+        )
+    return {
+        key: (
+            len(group),
+            {
+                "nccl_busbw_gbps": sum(op.busbw for op in group) / len(group),
+                "nccl_algbw_gbps": sum(op.algbw for op in group) / len(group),
+                "nccl_time_us": sum(op.time_us for op in group) / len(group),
+            },
+        )
+        for key, group in groups.items()
+    }
+
+
+def read(data: bytes, pieces: int = 1, seed: int = 0) -> tuple[list[Record], NcclInspectorParser]:
+    """The records of ``data`` fed in ``pieces`` random pieces, then ``finish``."""
+    rng, parser, out = random.Random(seed), NcclInspectorParser(), []
+    cuts = sorted(rng.sample(range(1, len(data)), pieces - 1)) if pieces > 1 else []
+    for start, end in zip([0, *cuts], [*cuts, len(data)], strict=True):
+        out += parser.feed(data[start:end])
+    return out + parser.finish(now=0.0), parser
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_generated_operations_give_each_windows_means(seed: int) -> None:
+    rng = random.Random(seed)
+    verbose = seed % 2 == 1  # NCCL_INSPECTOR_DUMP_VERBOSE=1: each operation's own stop time
+    ops = random_operations(rng, rng.randint(20, 300), verbose=verbose)
+    data = "".join(inspector_line(op) + "\n" for op in ops).encode()
+    records, parser = read(data, pieces=rng.randint(1, 40), seed=seed)
+    assert parser.stats.records == len(ops) and parser.skipped == 0
+    got: dict[tuple, tuple[int, dict[str, float]]] = {}
+    names = {op.comm: op.comm_name for op in ops}
+    for rec in records:
+        f = rec.fields
+        assert (f["source"], f["scope"], f["time_source"], f["window_s"]) == (
+            "nccl_inspector",
+            "step",
+            "emitted",
+            10,
+        )
+        assert (f["comm_name"], f["comm_ranks"], f["host"], f["pid"]) == (
+            names[f["comm"]], {c[0]: c[2] for c in COMMS}[f["comm"]], ops[0].host, ops[0].pid
+        )  # fmt: skip
+        key = (f["comm"], f["rank"], f["collective"], f["msg_bytes"], math.floor(rec.time / WINDOW_S))
+        count, means = got.setdefault(key, (f["count"], {}))
+        assert count == f["count"] and f["name"] not in means
+        means[f["name"]] = f["value"]
+    expected = expected_means(ops, verbose)
+    assert got.keys() == expected.keys()
+    for key, (count, means) in expected.items():
+        assert got[key][0] == count
+        assert got[key][1] == {name: pytest.approx(mean) for name, mean in means.items()}
+
+
+def test_bad_lines_are_counted_and_skipped() -> None:
+    op = Operation(
+        "0xabc", "DP Group 0", 1, 4, 1, "node1", 42, "AllReduce", 7, 1 << 20, 100, 1_750_000_000_000_000
+    )
+    good = inspector_line(op)
+    nan = good.replace('"coll_busbw_gbs":15.728640', '"coll_busbw_gbs":"nan"')
+    assert nan != good
+    lines = [
+        good,
+        "{not json",
+        good[: len(good) // 2],  # cut mid-object (a writer killed), then the next line
+        "[" * 5000 + "]" * 5000,  # nested far deeper than any record
+        json.dumps({"header": {"rank": 1}, "metadata": {}}),  # JSON, no operation
+        json.dumps(
+            {"header": {"rank": -1}, "metadata": {"dump_timestamp_us": 1}, "coll_perf": {"coll": "x"}}
+        ),
+        "\udcff\udcfe",  # bytes 0xff 0xfe: not UTF-8
+        nan,  # NaN bandwidth: the other values stay
+        '{"pad":"' + "x" * (2 << 20) + '"}',  # over the line limit
+    ]
+    data = "\n".join(lines).encode("utf-8", "surrogateescape") + b"\n" + good.encode()[:40]
+    records, parser = read(data, pieces=7)
+    stats = parser.stats
+    assert (stats.records, stats.malformed, stats.invalid, stats.too_long, stats.truncated) == (2, 4, 2, 1, 1)
+    metrics = [(r["name"], r["value"]) for r in records if r.kind == "metric"]
+    assert sorted(metrics) == sorted(
+        [("nccl_algbw_gbps", 10.48576), ("nccl_busbw_gbps", 15.72864), ("nccl_time_us", 100.0)]
+    )
+    counts = {r["name"]: r["count"] for r in records if r.kind == "metric"}
+    assert counts == {"nccl_busbw_gbps": 2, "nccl_algbw_gbps": 2, "nccl_time_us": 2}  # ops averaged
+    warning = [r for r in records if r.kind == "event"]
+    assert len(warning) == 1 and warning[0]["event"] == "warning"
+    assert "skipped 8 lines" in warning[0]["message"]
+
+
+def test_a_run_dir_finds_its_inspector_folder(tmp_path: Path) -> None:
+    """Beside a run's other metric files, in the job's working directory, or the folder itself."""
+    folder = tmp_path / "nccl-inspector-4242"
+    shutil.copytree(EXAMPLE_RUN / "nccl-inspector-4242", folder)
+    files = sorted(str(p) for p in folder.iterdir())
+    assert len(files) == 4
+    assert metric_files.run_dir_files(str(tmp_path)) == files
+    assert metric_files.run_dir_files(str(folder)) == files  # the folder given itself
+    assert all(metric_files.metric_file_kind(f) == "nccl_inspector" for f in files)
+    (tmp_path / "metrics.csv").write_text("step,loss\n1,0.5\n")
+    assert metric_files.run_dir_files(str(tmp_path)) == [str(tmp_path / "metrics.csv"), *files]
+    other = tmp_path / "nccl-inspector-17"  # another job's, newer
+    shutil.copytree(folder, other)
+    os.utime(other, (os.path.getmtime(folder) + 60,) * 2)
+    assert metric_files.run_dir_files(str(tmp_path), job_id="4242")[1:] == files
+    assert metric_files.run_dir_files(str(tmp_path))[1] == str(other / "node1-pid1001.log")
+    custom = tmp_path / "dumps"  # NCCL_INSPECTOR_DUMP_DIR of another name: known by its lines
+    custom.mkdir()
+    shutil.copy(files[0], custom / "gpu7-pid99.log")
+    (custom / "train-pid3.log").write_text("epoch 1 loss 0.3\n")
+    assert metric_files.run_dir_files(str(custom)) == [str(custom / "gpu7-pid99.log")]
+    assert metric_files.metric_file_kind(str(custom / "train-pid3.log")) is None
+    assert [f.kind for f in run_files(str(tmp_path / "dumps"))] == ["nccl_inspector"]
+
+
+def test_report_of_a_run_dir_reads_the_inspector_folder(capsys: pytest.CaptureFixture[str]) -> None:
+    """``gputui report`` of a run directory holding only ``nccl-inspector-4242/`` (a 2-node × 2-GPU job,
+    rank 3 on node2 the slow one): its four ranks' records."""
+    records = [r for r in run_records(str(EXAMPLE_RUN)) if r.kind == "metric"]
+    assert {r["rank"] for r in records} == {0, 1, 2, 3}
+    busbw = {}
+    for r in records:
+        if r["name"] == "nccl_busbw_gbps" and r["collective"] == "AllReduce":
+            busbw.setdefault(r["rank"], []).append(r["value"])
+    means = {rank: sum(v) / len(v) for rank, v in busbw.items()}
+    assert min(means, key=means.__getitem__) == 3 and means[3] < 0.7 * means[0]
+    assert {r["host"] for r in records if r["rank"] == 3} == {"node2"}
+    assert cli_main(["report", "--json", str(EXAMPLE_RUN)]) == 0
+    assert json.loads(capsys.readouterr().out.splitlines()[0])["ranks"] == 4
