@@ -20,7 +20,7 @@ same ranges. Example::
 
     [verdict]                  # why a job is slow or stuck; every threshold: docs/verdicts.md
     sustain_minutes = 3        # a slow condition must last this long to be a verdict
-    rank_gap_pct = 20          # a rank this much slower than the others' median: a straggler rank
+    rank_gap_pct = 10          # a rank this much slower than the others' median: a straggler rank
 
     [dashboard]
     refresh_s = 0.5            # screen refresh (charts redraw at most this often)
@@ -89,7 +89,7 @@ class VerdictSettings:
     input_share_pct: float = _setting(30.0, PERCENT)
     comm_power_pct: float = _setting(50.0, PERCENT)
     comm_share_pct: float = _setting(40.0, PERCENT)
-    rank_gap_pct: float = _setting(20.0, Range(0.0, 1000.0, "%"))
+    rank_gap_pct: float = _setting(10.0, Range(0.0, 1000.0, "%"))
     rank_consistent_pct: float = _setting(80.0, PERCENT)
     idle_all_along_pct: float = _setting(90.0, PERCENT)
     pinned_util_pct: float = _setting(95.0, PERCENT)

@@ -163,8 +163,11 @@ def straggler_rank_means() -> list[Record]:
     return job(2, 4, 10, ranks=per_rank_step_times(8, 600, {3: 0.8}))
 
 
-def nccl_times(ranks: int, seconds: float, per_rank_us: Callable[[int], float]) -> list[Record]:
-    """NCCL Inspector's per-rank collective times, one all-reduce per rank every 10 s."""
+def nccl_times(
+    ranks: int, seconds: float, per_rank_us: Callable[[int], float], ops: int = 100
+) -> list[Record]:
+    """NCCL Inspector's records as gputui reads them: per rank of one communicator and 10 s window, the
+    mean time of its ``ops`` all-reduces (``count``), with the process's host and pid."""
     return [
         metric(
             "nccl_time_us",
@@ -172,8 +175,12 @@ def nccl_times(ranks: int, seconds: float, per_rank_us: Callable[[int], float]) 
             rank=rank,
             time=T0 + 10 * step + 4,
             collective="AllReduce",
-            comm="0x1",
+            comm="0x7f8c496ae9f661",
+            comm_name="DP Group 0",
             msg_bytes=1 << 26,
+            count=ops,
+            host=f"node{rank // 4 + 1}",
+            pid=1000 + rank,
             source="nccl_inspector",
         )
         for step in range(int(seconds // 10))
@@ -204,8 +211,8 @@ def comm_bound() -> list[Record]:
 
 
 def comm_bound_nccl() -> list[Record]:
-    """Every rank in NCCL collectives 6 s of every 10 s."""
-    return job(2, 4, 10, nccl=nccl_times(8, 600, lambda rank: 6e6))
+    """Every rank in NCCL collectives 6 s of every 10 s (100 all-reduces of 60 ms)."""
+    return job(2, 4, 10, nccl=nccl_times(8, 600, lambda rank: 60_000.0))
 
 
 def hang(util: float) -> list[Record]:

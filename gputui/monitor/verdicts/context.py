@@ -3,9 +3,11 @@ with the helpers they share (node means per window, sustained spans, a window's 
 
 from __future__ import annotations
 
+import bisect
 import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 
 from gputui.config import AlertThresholds, VerdictSettings
 from gputui.monitor.verdicts.metrics import MetricSums
@@ -44,14 +46,22 @@ class Context:
         kept = [r for r in runs if (r[1] - r[0] + 1) * self.windows.width >= long_enough]
         return sorted(kept, key=lambda r: (r[0] - r[1], r[0]))
 
+    @cached_property
+    def _by_slot(self) -> dict[int, dict[str, list[GpuWindow]]]:
+        index: dict[int, dict[str, list[GpuWindow]]] = {}
+        for (host, _), series in self.windows.gpus.items():
+            for slot, window in (series.windows or {}).items():
+                if window.util_n:
+                    index.setdefault(slot, {}).setdefault(host, []).append(window)
+        return index
+
     def node_windows(self, host: str, slot: int) -> list[GpuWindow]:
         """The windows of ``host``'s GPUs at ``slot`` that have utilisation samples."""
-        out = []
-        for (h, _), series in self.windows.gpus.items():
-            window = (series.windows or {}).get(slot)
-            if h == host and window is not None and window.util_n:
-                out.append(window)
-        return out
+        return self._by_slot.get(slot, {}).get(host, [])
+
+    def slots(self) -> list[int]:
+        """Every window index any GPU has, in order."""
+        return sorted(self._by_slot)
 
     def hosts(self) -> list[str]:
         return self.windows.node_names()
@@ -65,6 +75,16 @@ def mean(values: Iterable[float | None]) -> float | None:
 def median(values: Iterable[float | None]) -> float | None:
     known = [v for v in values if v is not None]
     return statistics.median(known) if known else None
+
+
+def median_of_others(ordered: list[float], value: float) -> float | None:
+    """The median of the sorted ``ordered`` with one ``value`` (one of them) left out."""
+    at = bisect.bisect_left(ordered, value)
+    rest = ordered[:at] + ordered[at + 1 :]
+    half = len(rest) // 2
+    if not rest:
+        return None
+    return rest[half] if len(rest) % 2 else (rest[half - 1] + rest[half]) / 2
 
 
 def power_share(windows: Iterable[GpuWindow]) -> float | None:

@@ -7,7 +7,8 @@
   ``burst_idle_pct`` % or more of their samples and busy in the rest (bursts);
 - **communication-bound**, either: on more than one node the GPUs are busy (median at or above
   ``busy_util_pct``) at under ``comm_power_pct`` % of their power limit for ``sustain_minutes``; or the
-  ranks spend ``comm_share_pct`` % or more of the wall time in NCCL collectives (NCCL Inspector);
+  ranks (processes) spend ``comm_share_pct`` % or more of the wall time in NCCL collectives (NCCL
+  Inspector: each record's mean time × its ``count`` of operations);
 - **hang**: no new metric and (where the output is followed) no new output for ``[alerts]
   no_output_minutes`` and three times the longest gap seen between two metrics, while the job runs;
   the GPUs since then are idle, pinned (``pinned_util_pct``) or in between — the line says which.
@@ -18,6 +19,7 @@ from __future__ import annotations
 from gputui.monitor.conditions import Level, is_busy, quiet_too_long
 from gputui.monitor.verdicts.context import Context, mean, median, power_share
 from gputui.monitor.verdicts.findings import Finding, hms, pct
+from gputui.monitor.verdicts.metrics import NCCL_WINDOW_S
 
 MIN_VALUES = 3
 MIN_NCCL_SPAN_S = 60.0  # a share of wall time needs some wall time
@@ -53,7 +55,7 @@ def _cpu_bursts(ctx: Context) -> list[Finding]:
     for host in ctx.hosts():
         cpu_windows = ctx.windows.hosts.get(host, {})
         slots = []
-        for slot in ctx.windows.slots():
+        for slot in ctx.slots():
             gpus, cpu = ctx.node_windows(host, slot), cpu_windows.get(slot)
             idle = sum(w.util_idle for w in gpus) / max(1, sum(w.util_n for w in gpus))
             if (
@@ -89,7 +91,7 @@ def comm_bound(ctx: Context) -> list[Finding]:
     hosts = ctx.hosts()
     if len(hosts) >= 2:
         slots = []
-        for slot in ctx.windows.slots():
+        for slot in ctx.slots():
             windows = [w for h in hosts for w in ctx.node_windows(h, slot)]
             share = power_share(windows)
             busy = is_busy(median(w.util for w in windows), ctx.th)
@@ -114,13 +116,12 @@ def comm_bound(ctx: Context) -> list[Finding]:
                     ctx.end(last),
                 )
             )
-    nccl = ctx.metrics.nccl
-    spans = [s for s in nccl.values() if s.first is not None and s.last is not None]
-    wall = {r: (s.last or 0) - (s.first or 0) for r, s in nccl.items()}
-    shares = [s.total / 1e6 / wall[r] for r, s in nccl.items() if wall[r] >= MIN_NCCL_SPAN_S]
+    busy = ctx.metrics.nccl_busy  # per process: µs in collectives over its records' wall time
+    walls = {p: (s.last or 0) - (s.first or 0) + NCCL_WINDOW_S for p, s in busy.items()}
+    shares = [min(1.0, s.total / 1e6 / walls[p]) for p, s in busy.items() if walls[p] >= MIN_NCCL_SPAN_S]
     share = median(shares)
     if not found and share is not None and share * 100 >= ctx.vs.comm_share_pct:
-        start, end = min(s.first or 0 for s in spans), max(s.last or 0 for s in spans)
+        start, end = min(s.first or 0 for s in busy.values()), max(s.last or 0 for s in busy.values())
         evidence = f"ranks in NCCL collectives {share * 100:.0f} % of the wall time (median of {len(shares)})"
         found.append(Finding("comm_bound", Level.WARNING, "job", "communication-bound", evidence, start, end))
     return found

@@ -2,8 +2,11 @@
 
 - progress: when a metric last arrived (a step, an epoch, a loss), and the longest gap between two;
 - per rank (metric records with ``rank``): count, sum and first/last time per metric name and rank;
-  Megatron's per-rank min/max lines (``extreme: "min"/"max"``) also count how often each rank is the
-  worst one; NCCL Inspector's ``nccl_time_us`` is summed per rank (the share of wall time in collectives);
+  Megatron's per-rank min/max lines (``extreme: "min"/"max"``) count how often each rank is the worst
+  one instead (its other extremes, ``top``/``bottom`` lists, are left out);
+- NCCL Inspector's ``nccl_time_us`` (a window's mean over ``count`` operations): the mean per operation
+  by communicator and rank (the rank *in that communicator*), and the total per process (host, pid) for
+  the share of wall time in collectives;
 - data time (``data_time``-like names): its mean, and the mean of its first and latest values.
 
 Names where a higher value is worse (times) and where a lower one is (rates) are listed here.
@@ -20,6 +23,7 @@ RATE_NAMES = ("images_per_s", "samples_per_s", "tokens_per_s", "rank_tflops", "r
 RATE_NAMES += ("rank_clock_mhz", "rank_power_w", "global_images_per_s", "steps_per_s")
 NCCL_TIME = "nccl_time_us"
 EDGE_VALUES = 10  # data time: the mean of its first and of its latest this many values
+NCCL_WINDOW_S = 10.0  # an NCCL Inspector record averages this long (gputui.logs.files.nccl_inspector)
 
 
 def higher_is_worse(name: str) -> bool | None:
@@ -39,14 +43,14 @@ def is_data_time(name: str) -> bool:
 class Span:
     """Count, sum and the first and last record time of some values."""
 
-    n: int = 0
+    n: float = 0
     total: float = 0.0
     first: float | None = None
     last: float | None = None
 
-    def add(self, value: float, when: float) -> None:
-        self.n += 1
-        self.total += value
+    def add(self, value: float, when: float, weight: float = 1.0) -> None:
+        self.n += weight
+        self.total += value * weight
         self.first = when if self.first is None else min(self.first, when)
         self.last = when if self.last is None else max(self.last, when)
 
@@ -88,7 +92,9 @@ class MetricSums:
         self.longest_gap_s = 0.0
         self.per_rank: dict[str, dict[int, Span]] = {}
         self.extremes: dict[str, Extremes] = {}
-        self.nccl: dict[int, Span] = {}
+        self.nccl: dict[str, dict[int, Span]] = {}  # communicator → its ranks' mean operation time
+        self.nccl_names: dict[str, str] = {}  # communicator → its name (``DP Group 0``) where given
+        self.nccl_busy: dict[tuple, Span] = {}  # (host, pid) → time in collectives, µs
         self.by_name: dict[str, Edges] = {}  # data-time-like names and their step-time partners
 
     def add(self, rec: Record) -> None:
@@ -97,8 +103,9 @@ class MetricSums:
             return
         self._progress(rec.time, rec.get("scope"))
         rank, extreme = rec.get("rank"), rec.get("extreme")
-        if name == NCCL_TIME and isinstance(rank, int):
-            self.nccl.setdefault(rank, Span()).add(float(value), rec.time)
+        if name.startswith("nccl_"):
+            if name == NCCL_TIME and isinstance(rank, int):
+                self._nccl(rec, rank, float(value))
             return
         if is_data_time(name) or "step_time" in name:
             self.by_name.setdefault(name, Edges()).add(float(value), rec.time)
@@ -106,8 +113,18 @@ class MetricSums:
             return
         if extreme in ("min", "max"):
             self._extreme(name, rank, extreme, float(value), rec.time)
-        else:
+        elif extreme is None:
             self.per_rank.setdefault(name, {}).setdefault(rank, Span()).add(float(value), rec.time)
+
+    def _nccl(self, rec: Record, rank: int, value: float) -> None:
+        count = rec.get("count")
+        weight = float(count) if isinstance(count, int | float) and count > 0 else 1.0
+        comm = str(rec.get("comm") or "?")
+        if isinstance(rec.get("comm_name"), str):
+            self.nccl_names[comm] = rec.get("comm_name")
+        self.nccl.setdefault(comm, {}).setdefault(rank, Span()).add(value, rec.time, weight)
+        process = (rec.get("host"), rec.get("pid")) if rec.get("pid") is not None else (comm, rank)
+        self.nccl_busy.setdefault(process, Span()).add(value * weight, rec.time)
 
     def _progress(self, when: float, scope: object) -> None:
         if scope == "summary":

@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 from gputui.monitor.conditions import Level, is_busy, lags
-from gputui.monitor.verdicts.context import Context, gpu_list, mean, median
+from gputui.monitor.verdicts.context import Context, gpu_list, mean, median, median_of_others
 from gputui.monitor.verdicts.findings import Finding, pct
 from gputui.monitor.verdicts.windows import GpuSeries
 
@@ -22,7 +22,7 @@ def straggler_nodes(ctx: Context) -> list[Finding]:
     if len(hosts) < 2:
         return []
     lagging: dict[str, list[int]] = {}
-    for slot in ctx.windows.slots():
+    for slot in ctx.slots():
         means = {h: mean(w.util for w in ctx.node_windows(h, slot)) for h in hosts}
         known = {h: m for h, m in means.items() if m is not None}
         for host, value in known.items():
@@ -88,12 +88,13 @@ def straggler_gpus(ctx: Context, nodes: list[Finding]) -> list[Finding]:
     if len(everyone) < 2:
         return []
     lagging: dict[tuple[str, str], list[int]] = {}
-    for slot in ctx.windows.slots():
+    for slot in ctx.slots():
         utils = {k: w.util for k, s in everyone.items() if (w := (s.windows or {}).get(slot)) and w.util_n}
+        ordered = sorted(u for u in utils.values() if u is not None)
         for key in series:
-            if key not in utils or utils[key] is None:
+            if utils.get(key) is None:
                 continue
-            peers = median(u for k, u in utils.items() if k != key)
+            peers = median_of_others(ordered, utils[key])
             if peers is not None and is_busy(peers, ctx.th) and lags(utils[key], peers, ctx.th):
                 lagging.setdefault(key, []).append(slot)
     found = []

@@ -189,10 +189,6 @@ class Windows:
         if isinstance(host, str) and _num(rec.get("cpu_pct")) is not None:
             self.hosts.setdefault(host, {}).setdefault(self._slot(rec.time), HostWindow()).add(rec)
 
-    def slots(self) -> list[int]:
-        """Every window index any GPU has, in order."""
-        return sorted({slot for s in self.gpus.values() for slot in s.windows or {}})
-
     def node_names(self) -> list[str]:
         return sorted({host for host, _ in self.gpus})
 

@@ -1,4 +1,5 @@
-"""``a``: every alert (active first) and the stream's events, newest first, with time and evidence."""
+"""``a``: the verdict (why the job is slow or stuck), every alert (active first) and the stream's events,
+newest first, with time and evidence."""
 
 from __future__ import annotations
 
@@ -12,11 +13,12 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from gputui.monitor.state import DashboardState
+from gputui.tui.widgets.verdict_pane import verdict_section
 
 
 def alerts_text(state: DashboardState) -> Text:
-    text = Text()
-    text.append("alerts\n", style="bold underline")
+    text = verdict_section(state.verdict())
+    text.append("\n\nalerts\n", style="bold underline")
     history = sorted(state.alerts.history, key=lambda a: (not a.active, -a.time))
     if not history:
         text.append("  none\n", style="dim")

@@ -1,7 +1,8 @@
 """``R``: the run's report — the same tables as ``gputui report`` (one analysis module), for the job on
 screen: GPUs used, per-GPU utilisation, idle share, memory peak and energy, epochs and their times,
-throughput with the first epoch left out, final metrics, outcome. Redrawn every :data:`REFRESH_S`
-seconds while it is open, from the dashboard's current state (a live run's report keeps up)."""
+throughput with the first epoch left out, final metrics, outcome — then the verdict (why the job is slow
+or stuck, every finding, as ``gputui report`` ends). Redrawn every :data:`REFRESH_S` seconds while it is
+open, from the dashboard's current state (a live run's report keeps up)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from textual.widgets import Static
 
 from gputui.analysis.tables import report_tables
 from gputui.monitor.state import DashboardState
+from gputui.tui.widgets.verdict_pane import verdict_section
 
 REFRESH_S = 2.0
 
@@ -39,7 +41,7 @@ class ReportScreen(ModalScreen[None]):
         state = self.state()
         report = state.analysis.report()
         report.name = state.job.title
-        return Group(*report_tables(report))
+        return Group(*report_tables(report), verdict_section(state.verdict()))
 
     def redraw(self) -> None:
         self.query_one("#report-tables", Static).update(self._tables())
