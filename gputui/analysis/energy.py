@@ -124,11 +124,13 @@ def run_energy(
     start: float | None = None,
     steps: tuple[tuple[int, float], tuple[int, float]] | None = None,
     step_time_s: float | None = None,
+    last: int | None = None,
 ) -> RunEnergy:
     """The run's energy from its GPUs' traces. ``rows``: one rank's epoch rows; ``clocked_rows``: their
     end times are a clock's; ``start``: when training started (the first epoch's start where it has no
     printed time); ``steps``: two (step, time) points of the recent window; ``step_time_s``: the recent
-    time per step (used with the recent power where ``steps`` is None)."""
+    time per step (used with the recent power where ``steps`` is None); ``last``: only the last so many
+    epochs (the dashboard's refresh)."""
     out = RunEnergy()
     measured = [g for g in gpus if g.energy_j is not None]
     if not measured:
@@ -140,7 +142,8 @@ def run_energy(
     traces = [g.energy_trace() for g in measured]
     out.gaps = sum(len(t.gaps) for t in traces)
     if clocked_rows:
-        out.epochs = [EpochEnergy(row.epoch, _sum(traces, t0, t1)) for row, (t0, t1) in _spans(rows, start)]
+        spans = _spans(rows, start)[-last:] if last else _spans(rows, start)
+        out.epochs = [EpochEnergy(row.epoch, _sum(traces, t0, t1)) for row, (t0, t1) in spans]
         known = [e.joules for e in out.epochs if e.joules is not None]
         out.per_epoch_j = sum(known) / len(known) if known else None
     out.per_step_j = _per_step(traces, steps, step_time_s)

@@ -221,9 +221,16 @@ class RunAnalysis:
             elif self.own_table:
                 self.table.add(rec)
 
-    def energy(self, rows: list[EpochRow] | None = None, steps: StepSummary | None = None) -> RunEnergy:
+    def energy_j(self) -> float | None:
+        """The run's energy so far over its GPUs (None: no power sampled)."""
+        values = [g.energy_j for g in self.gpus.values() if g.energy_j is not None]
+        return sum(values) if values else None
+
+    def energy(
+        self, rows: list[EpochRow] | None = None, steps: StepSummary | None = None, last: int | None = None
+    ) -> RunEnergy:
         """kWh of the run, J per epoch and per step (:mod:`gputui.analysis.energy`); ``rows``: the
-        epochs the report shows (default: the lowest rank's)."""
+        epochs the report shows (default: the lowest rank's); ``last``: only the last so many epochs."""
         if rows is None:
             rows = _one_rank(self.table.rows())
         if steps is None:
@@ -234,7 +241,13 @@ class RunAnalysis:
         step_time = steps.step_time_recent_s if steps is not None else None
         gpus = sorted(self.gpus.values(), key=lambda g: (g.host, g.gpu_id))
         return run_energy(
-            gpus, rows, clocked_rows=clocked, start=self.started, steps=recent, step_time_s=step_time
+            gpus,
+            rows,
+            clocked_rows=clocked,
+            start=self.started,
+            steps=recent,
+            step_time_s=step_time,
+            last=last,
         )
 
     def report(self) -> RunReport:

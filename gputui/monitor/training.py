@@ -75,7 +75,8 @@ class TrainingState:
         self.last_time: float | None = None
         self.world_size: int | None = None
         self.nonfinite: list[Record] = []
-        self.ended = False  # the run is over (its outcome, train_finished, an ended job, a replay)
+        self.ended = False  # the run is over (its outcome, train_finished, an ended job)
+        self.recorded = False  # a replay: what the files state, no epoch assumed past the last one
 
     # ------------------------------------------------------------------ ingestion
 
@@ -211,7 +212,8 @@ class TrainingState:
         return self.steps.summary()
 
     def current_epoch(self) -> int | None:
-        """The epoch in progress or, once the run is over (:attr:`ended`), the last one (1-based).
+        """The epoch in progress or, once the run is over (:attr:`ended`) or in a replay (:attr:`recorded`),
+        the last one stated (1-based).
 
         Stated: the completed epochs (or the last one's printed number, when that is further: a log read
         from its tail) and the epoch the latest lines print (``Train Epoch: 7 [...]`` is in epoch 7 before
@@ -225,7 +227,7 @@ class TrainingState:
             base = self.epoch_base if self.epoch_base is not None else 1
             completed = max(completed, rows[-1].epoch - base + 1)
         current = max(1, completed, self.epoch_printed or 0)
-        if not self.ended:
+        if not (self.ended or self.recorded):
             current = max(current, completed + 1)
         return min(current, self.epochs_total) if self.epochs_total else current
 

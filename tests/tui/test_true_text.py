@@ -13,9 +13,10 @@ import tui_data
 from test_dashboard_snapshots import folder  # noqa: F401 (the fixture)
 from textual.widgets import Static
 
+from gputui.cli import main
 from gputui.monitor.state import DashboardState, JobInfo
 from gputui.stream.records import event, gpu_sample, metric
-from gputui.tui.widgets.header import header_text
+from gputui.tui.widgets.header import banner_text, header_text
 from gputui.tui.widgets.training_text import epoch_lines
 
 KERAS_EPOCH = (
@@ -114,3 +115,58 @@ def test_gpu_counts_come_from_the_gpus_seen() -> None:
         ]
     )
     assert "2 nodes, 3 GPUs" in header_text(state).plain
+
+
+def _powered(state: DashboardState, watts: float = 300.0, gpus: int = 4) -> None:
+    """GPUs at ``watts`` sampled every 10 s over the 20 epochs of :func:`_twenty_epochs` (1030 → 1600 s)."""
+    state.ingest(
+        [
+            gpu_sample(host="n1", gpu_id=f"G{i}", vendor="nvidia", source="nvml", time=t, power_w=watts)
+            for t in range(1000, 1601, 10)
+            for i in range(gpus)
+        ]
+    )
+
+
+def test_energy_on_screen_in_the_header_and_the_training_pane() -> None:
+    state = _job(nodes=["n1"])
+    _powered(state)
+    _twenty_epochs(state)
+    header = header_text(state).plain
+    assert "0.20 kWh" in header  # 4 × 300 W × 600 s = 720 kJ
+    pane = epoch_lines(state.training, 80, state.analysis.energy(last=1)).plain
+    assert "energy 0.20 kWh · last epoch 36.0 kJ" in pane  # 4 × 300 W × 30 s
+
+
+def test_no_power_sampled_shows_no_energy_rather_than_zero() -> None:
+    state = _job(nodes=["n1"])
+    _twenty_epochs(state)
+    assert "kWh" not in header_text(state).plain and " J" not in header_text(state).plain
+    assert "energy" not in epoch_lines(state.training, 80, state.analysis.energy(last=1)).plain
+
+
+def test_no_eta_once_the_run_has_ended() -> None:
+    state = _job()
+    _twenty_epochs(state, planned=40)
+    assert "ETA" in epoch_lines(state.training, 80).plain and "ETA" in header_text(state).plain
+    state.ingest([event("outcome", time=1700.0, outcome="crashed", evidence="Segmentation fault")])
+    assert "ETA" not in epoch_lines(state.training, 80).plain and "ETA" not in header_text(state).plain
+
+
+def test_the_demo_end_says_what_to_do_next(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    log = tmp_path / ".local/state/gputui/local/resnet18-ddp-2ranks-1/rank-0.out"
+    log.parent.mkdir(parents=True)
+    log.write_text("epoch 1 [rank 0]: loss 0.98  accuracy 0.71\n")
+    state = DashboardState(JobInfo(kind="local", title="demo", state="RUNNING", simulated=True))
+    state.text(str(log), log.read_bytes())
+    assert banner_text(state) is None
+    state.set_state("COMPLETED")
+    banner = banner_text(state)
+    assert banner is not None
+    assert banner.plain == (
+        " demo completed · q quit · R report"
+        " · again: gputui replay ~/.local/state/gputui/local/resnet18-ddp-2ranks-1/rank-0.out"
+        " · on Slurm: gputui run CMD"
+    )
+    assert main(["replay", "--headless", str(log)]) == 0  # the command it names works

@@ -7,12 +7,15 @@ The job's title and name, states and the alerts' evidence (log lines) come from 
 
 from __future__ import annotations
 
+import shlex
 import time
+from pathlib import Path
 
 from rich.text import Text
 
+from gputui.analysis.energy import joules_text
 from gputui.analysis.steps import progress_text
-from gputui.monitor.state import DashboardState
+from gputui.monitor.state import ENDED_STATES, DashboardState
 from gputui.textsafe import printable
 from gputui.tui.format import duration
 
@@ -57,12 +60,15 @@ def header_text(state: DashboardState) -> Text:
     if steps is not None:  # a run without epochs: its step counter
         text.append(f"  {progress_text(steps)}")
     eta = training.eta_s()
-    if eta is not None and job.state not in ("COMPLETED", "FAILED", "CANCELLED"):
+    if eta is not None and not training.ended and job.state not in ("COMPLETED", "FAILED", "CANCELLED"):
         text.append(f"  ETA {duration(eta)}")
         if state.eta_beyond_limit():
             text.append(" > time limit ⚠", style="bold red")
         elif steps is not None and job.time_limit_s and state.elapsed_s() is not None:
             text.append(" < time limit", style="green")
+    energy = state.analysis.energy_j()
+    if energy is not None:
+        text.append(f"  {joules_text(energy)}")
     final = state.final_outcome()
     if final is not None and not job.running:
         text.append(f"  outcome {printable(final[0])}", style="bold")
@@ -108,4 +114,27 @@ def banner_text(state: DashboardState) -> Text | None:
     if note is not None and note.level in ("error", "warning"):
         style = "bold white on red" if note.level == "error" else "bold black on yellow"
         return Text(printable(f" {note.message}"), style=style, no_wrap=True, overflow="ellipsis")
+    after = next_steps(state)
+    if after is not None:
+        return Text(printable(f" {after}"), style="bold black on cyan", no_wrap=True, overflow="ellipsis")
     return None
+
+
+def next_steps(state: DashboardState) -> str | None:
+    """What to do once a local run (the demo) has ended: the keys, the command that replays its output
+    (its first rank's, a path 140 columns show whole) and, after the demo, the one that launches on Slurm;
+    None before the end and for other sources."""
+    job = state.job
+    if job.kind != "local" or job.state not in ENDED_STATES:
+        return None
+    demo = job.simulated
+    words = [f"{'demo' if demo else 'run'} {job.state.lower()}", "q quit", "R report"]
+    logs = sorted(state.logs)
+    if logs:
+        home, first = str(Path.home()) + "/", logs[0]
+        inside = first.startswith(home)
+        shown = "~/" + shlex.quote(first[len(home) :]) if inside else shlex.quote(first)
+        words.append(f"again: gputui replay {shown}")
+    if demo:
+        words.append("on Slurm: gputui run CMD")
+    return " · ".join(words)

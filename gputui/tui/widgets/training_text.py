@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from gputui.analysis.energy import RunEnergy, joules_text
 from gputui.analysis.steps import StepSummary, progress_text, trend_text
 from gputui.monitor.training import TrainingState
 from gputui.tui.format import SPARK, bar, duration, number
@@ -15,11 +16,11 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1000:.1f} ms" if seconds < 1 else f"{seconds:.3g} s"
 
 
-def step_lines(steps: StepSummary, text: Text) -> None:
+def step_lines(steps: StepSummary, text: Text, ended: bool = False) -> None:
     """A step run: steps done/planned with a bar and ETA, loss first → last and its trend, step time,
     tokens/s or samples/s and MFU (the fields of :class:`~gputui.analysis.steps.StepSummary`)."""
     text.append(progress_text(steps), style="bold")
-    if steps.eta_s is not None:
+    if steps.eta_s is not None and not ended:
         text.append(f"  ETA {duration(steps.eta_s)}")
     if steps.planned:
         text.append("  " + bar(100 * min(steps.done, steps.planned) / steps.planned, 12), style="magenta")
@@ -52,16 +53,31 @@ def unread_text(training: TrainingState) -> str | None:
     return f"{lines:,} line{'s' * (lines != 1)} in {shapes} shape{'s' * (shapes != 1)} not read: T to teach"
 
 
-def epoch_lines(training: TrainingState, width: int) -> Text:
+def energy_text(energy: RunEnergy, steps: bool) -> str | None:
+    """``energy 0.12 kWh · last epoch 120 kJ`` (a step run: ``· 1.0 kJ/step``); None where no power was
+    sampled (unknown is not shown as 0)."""
+    if energy.total_j is None:
+        return None
+    parts = [f"energy {joules_text(energy.total_j)}"]
+    last = energy.epochs[-1] if energy.epochs else None
+    if not steps and last is not None and last.joules is not None:
+        parts.append(f"last epoch {joules_text(last.joules)}")
+    if steps and energy.per_step_j is not None:
+        parts.append(f"{joules_text(energy.per_step_j)}/step")
+    return " · ".join(parts)
+
+
+def epoch_lines(training: TrainingState, width: int, energy: RunEnergy | None = None) -> Text:
     """The logs' unread lines, epoch progress, epoch-time bars (newest right), images/s and the latest
-    values (a run without epochs: :func:`step_lines` and the latest values other than the loss)."""
+    values (a run without epochs: :func:`step_lines` and the latest values other than the loss); the
+    energy (:meth:`gputui.analysis.run.RunAnalysis.energy`) where given and known."""
     text = Text(no_wrap=True, overflow="ellipsis")
     unread = unread_text(training)
     if unread:
         text.append(unread + "\n", style="yellow")
     steps = training.step_summary()
     if steps is not None:
-        step_lines(steps, text)
+        step_lines(steps, text, training.ended)
     epoch, total = training.current_epoch(), training.epochs_total
     if epoch is not None:
         done = len(training.rows())
@@ -70,7 +86,7 @@ def epoch_lines(training: TrainingState, width: int) -> Text:
         if total:
             text.append("  " + bar(100 * min(done, total) / total, 12), style="magenta")
         eta = training.eta_s()
-        if eta is not None:
+        if eta is not None and not training.ended:
             text.append(f"  ETA {duration(eta)}")
         text.append("\n")
     times = training.epoch_times()
@@ -83,6 +99,9 @@ def epoch_lines(training: TrainingState, width: int) -> Text:
         if len(times) > 1:
             text.append(f" (1st {times[0]:.1f}s)", style="dim")
         text.append("\n")
+    said = energy_text(energy, steps is not None) if energy is not None else None
+    if said:
+        text.append(said + "\n")
     rate = training.images_per_s()
     if rate is not None:
         text.append(f"images/s {number(rate, 3)}  ")
