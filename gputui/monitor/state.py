@@ -13,12 +13,13 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from gputui.analysis.run import RunAnalysis
-from gputui.config import AlertThresholds
+from gputui.config import AlertThresholds, VerdictSettings
 from gputui.logs.outcome import FAILURES, merge_outcome
 from gputui.monitor.alerts import Alerts
 from gputui.monitor.gpus import GpuBoard
 from gputui.monitor.logtext import LogText
 from gputui.monitor.training import TrainingState
+from gputui.monitor.verdicts import Finding, VerdictEngine
 from gputui.stream.records import Record
 
 #: Slurm's final job states as outcomes (used where the log itself has no evidence).
@@ -64,10 +65,19 @@ class Note:
     message: str
 
 
+VERDICT_EVERY_S = 5.0  # the verdict is judged again at most this often while nothing new arrives
+
+
 class DashboardState:
-    def __init__(self, job: JobInfo, thresholds: AlertThresholds | None = None) -> None:
+    def __init__(
+        self, job: JobInfo, thresholds: AlertThresholds | None = None, verdict: VerdictSettings | None = None
+    ) -> None:
         self.job = job
         self.thresholds = thresholds or AlertThresholds()
+        # why the job is slow or stuck: fed every record and the output's growth (docs/verdicts.md)
+        self.verdicts = VerdictEngine(self.thresholds, verdict)
+        self._verdict: tuple[tuple, list[Finding]] | None = None  # (when judged, what was found)
+        self._verdict_every = VERDICT_EVERY_S
         self.board = GpuBoard(idle_util_pct=self.thresholds.idle_util_pct)
         self.training = TrainingState()
         self.training.recorded = job.kind == "replay"  # no epoch past the last one the files state
@@ -105,6 +115,7 @@ class DashboardState:
         board, training, analysis = self.board, self.training, self.analysis
         for rec in records:
             analysis.add(rec)
+            self.verdicts.add(rec)
             kind = rec.kind
             if kind == "gpu":
                 board.add_gpu(rec)
@@ -126,7 +137,10 @@ class DashboardState:
         log = self.logs.get(path)
         if log is None:
             log = self.logs[path] = LogText(path)
-        log.feed(data, _time.time() if now is None else now)
+        when = _time.time() if now is None else now
+        log.feed(data, when)
+        if data:
+            self.verdicts.output_grew(when)
         self.version += 1
 
     def text_reset(self, path: str, why: str) -> None:
@@ -150,6 +164,7 @@ class DashboardState:
         self.analysis = RunAnalysis(self.job.title, table=self.training.epochs)
         self.analysis.gpus, self.analysis.world_size = old.gpus, old.world_size
         self.analysis.outcome = old.outcome
+        self.verdicts.forget_metrics()
         self.version += 1
 
     def set_state(self, state: str, when: float | None = None) -> None:
@@ -222,6 +237,28 @@ class DashboardState:
         self.alerts.check(self.board, list(self.logs.values()), when, self.job.running)
         if (len(self.alerts.history), len(self.alerts.active)) != before:
             self.version += 1
+
+    def use_verdict_settings(self, settings: VerdictSettings) -> None:
+        """The ``[verdict]`` thresholds of the settings (before records arrive: the windows start anew)."""
+        if self.verdicts.last_time is None:
+            self.verdicts = VerdictEngine(self.thresholds, settings)
+        else:
+            self.verdicts.settings = settings
+        self._verdict = None
+
+    def verdict(self) -> list[Finding]:
+        """Why the job is slow or stuck now: the engine's findings, judged again every
+        :data:`VERDICT_EVERY_S` seconds of the clock (or 20 times as long as judging took, on a large
+        job), when the job starts or stops running, and when a log's history has been read (no hang is
+        judged while it is read: its metrics are old)."""
+        now, reading = self.now(), self.catch_up is not None
+        running = self.job.running and not reading
+        key = (int(now // self._verdict_every), running, self.verdicts.last_time is None)
+        if self._verdict is None or self._verdict[0] != key:
+            started = _time.perf_counter()
+            self._verdict = (key, self.verdicts.findings(now, running))
+            self._verdict_every = max(VERDICT_EVERY_S, 20 * (_time.perf_counter() - started))
+        return self._verdict[1]
 
     def now(self) -> float:
         """Live sources: the wall clock; a replay sets ``clock`` to its cursor."""
