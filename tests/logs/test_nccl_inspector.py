@@ -176,3 +176,60 @@ def test_report_of_a_run_dir_reads_the_inspector_folder(capsys: pytest.CaptureFi
     assert {r["host"] for r in records if r["rank"] == 3} == {"node2"}
     assert cli_main(["report", "--json", str(EXAMPLE_RUN)]) == 0
     assert json.loads(capsys.readouterr().out.splitlines()[0])["ranks"] == 4
+
+
+def test_send_recv_lines_give_their_peer() -> None:
+    """``p2p_perf`` (``inspectorCompletedP2p``): the operation, its peer, bytes, time and bandwidths."""
+    line = {
+        "header": {"id": "0x9e", "comm_name": "PP Group 1", "rank": 1, "n_ranks": 4, "nnodes": 2},
+        "metadata": {"dump_timestamp_us": 1_750_000_005_000_000, "hostname": "node2", "pid": 77},
+        "p2p_perf": {
+            "p2p": "Send",
+            "p2p_sn": 12,
+            "p2p_peer": 2,
+            "p2p_msg_size_bytes": 33554432,
+            "p2p_exec_time_us": 1154,
+            "p2p_timing_source": "kernel_gpu",
+            "p2p_algobw_gbs": 29.076631,
+            "p2p_busbw_gbs": 29.076631,
+        },
+    }
+    records, _ = read((json.dumps(line, separators=(",", ":")) + "\n").encode())
+    assert [(r["name"], r["value"]) for r in records] == [
+        ("nccl_busbw_gbps", 29.076631),
+        ("nccl_algbw_gbps", 29.076631),
+        ("nccl_time_us", 1154.0),
+    ]
+    f = records[0].fields
+    assert (f["collective"], f["peer"], f["msg_bytes"], f["rank"], f["comm_name"]) == (
+        "Send",
+        2,
+        33554432,
+        1,
+        "PP Group 1",
+    )
+    assert records[0].time == 1_750_000_005.0
+
+
+def test_a_followed_file_gives_each_window_once_it_is_past(tmp_path: Path) -> None:
+    """``attach``/``replay`` follow the file as NCCL appends to it: a window's means come once operations
+    two windows later are read, the rest at the end."""
+    path = tmp_path / "nccl-inspector-9" / "node1-pid5.log"
+    path.parent.mkdir()
+    start = 1_750_000_000_000_000
+
+    def op(second: int, time_us: int) -> str:
+        dump = start + second * 1_000_000
+        return inspector_line(
+            Operation("0x1", "DP", 0, 2, 1, "node1", 5, "AllReduce", second, 1 << 20, time_us, dump)
+        )
+
+    follower = metric_files.MetricFileFollower(str(path.parent / "node1-pid5.log"))
+    path.write_text(op(1, 100) + "\n" + op(2, 300) + "\n")
+    assert follower.poll() == []  # window 0 may still get operations
+    with path.open("a") as fh:
+        fh.write(op(25, 50) + "\n")
+    first = [r for r in follower.poll() if r["name"] == "nccl_time_us"]
+    assert [(r["value"], r["count"], r.time) for r in first] == [(200.0, 2, 1_750_000_002.0)]
+    rest = [r for r in follower.finish() if r.kind == "metric" and r["name"] == "nccl_time_us"]
+    assert [(r["value"], r["count"]) for r in rest] == [(50.0, 1)]
