@@ -125,6 +125,8 @@ def test_iteration_lines_read_as_before() -> None:
         "see MnRtt/Rnk: in the README",
         "INFO:megatron.core.utils:^^^^ Bottom 4 Ranks with lowest",
         "Etpt(TF): is estimated throughput",
+        "INFO:megatron.core.utils:[2024-03-14 23:07:56] | MnRtt/Rnk: 1.00ms/" + "9" * 5000,  # no such rank
+        "INFO:megatron.core.utils:^^^^ Top    4 Ranks with highest Etpt(TF): 1.0/" + "9" * 5000 + ",",
     ],
 )
 def test_lines_that_only_look_alike_give_nothing(line: str) -> None:

@@ -120,12 +120,15 @@ def test_bad_lines_are_counted_and_skipped() -> None:
         ),
         "\udcff\udcfe",  # bytes 0xff 0xfe: not UTF-8
         nan,  # NaN bandwidth: the other values stay
+        good.replace('"rank":1,', '"rank":' + "9" * 400 + ","),  # numbers no float holds
+        good.replace('"dump_timestamp_us":1750000000000000', '"dump_timestamp_us":' + "9" * 400),
+        good.replace('"coll_exec_time_us":100,', '"coll_exec_time_us":' + "9" * 5000 + ","),
         '{"pad":"' + "x" * (2 << 20) + '"}',  # over the line limit
     ]
     data = "\n".join(lines).encode("utf-8", "surrogateescape") + b"\n" + good.encode()[:40]
     records, parser = read(data, pieces=7)
     stats = parser.stats
-    assert (stats.records, stats.malformed, stats.invalid, stats.too_long, stats.truncated) == (2, 4, 2, 1, 1)
+    assert (stats.records, stats.malformed, stats.invalid, stats.too_long, stats.truncated) == (2, 5, 4, 1, 1)
     metrics = [(r["name"], r["value"]) for r in records if r.kind == "metric"]
     assert sorted(metrics) == sorted(
         [("nccl_algbw_gbps", 10.48576), ("nccl_busbw_gbps", 15.72864), ("nccl_time_us", 100.0)]
@@ -134,7 +137,7 @@ def test_bad_lines_are_counted_and_skipped() -> None:
     assert counts == {"nccl_busbw_gbps": 2, "nccl_algbw_gbps": 2, "nccl_time_us": 2}  # ops averaged
     warning = [r for r in records if r.kind == "event"]
     assert len(warning) == 1 and warning[0]["event"] == "warning"
-    assert "skipped 8 lines" in warning[0]["message"]
+    assert "skipped 11 lines" in warning[0]["message"]
 
 
 def test_a_run_dir_finds_its_inspector_folder(tmp_path: Path) -> None:

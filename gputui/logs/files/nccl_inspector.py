@@ -240,11 +240,15 @@ def _read(obj: object) -> tuple[dict[str, Any], dict[str, float], float] | None:
 
 
 def _int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    """A count, rank or size as NCCL writes them (``%d``, ``%lu``): an int in 0 ≤ v < 2**64."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 1 << 64
 
 
 def _number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    """A finite number a float holds (a JSON integer of 400 digits is not one)."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return isinstance(value, int) and not isinstance(value, bool) and abs(value) < 1 << 64
 
 
 def _str(value: object) -> str | None:

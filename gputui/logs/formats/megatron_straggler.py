@@ -38,9 +38,11 @@ from gputui.logs.formats.generic import stamp
 from gputui.stream.records import Record
 
 NAME = "megatron_straggler"
-PAIR = re.compile(r"\b(Mn|Mx)(DRtt|Rtt|Pwr|Tmp|Utl|Clk|Etpt)/Rnk: (" + NUM + r")(ms|W|C|%|MHz|TF)/(\d+)")
+PAIR = re.compile(
+    r"\b(Mn|Mx)(DRtt|Rtt|Pwr|Tmp|Utl|Clk|Etpt)/Rnk: (" + NUM + r")(ms|W|C|%|MHz|TF)/(\d{1,9})(?!\d)"
+)
 LIST = re.compile(r"\^\^\^\^ (Bottom|Top) +\d+ Ranks with (?:lowest|highest) +Etpt\(TF\):")
-LIST_ITEM = re.compile(r" (" + NUM + r")/(\d+),")
+LIST_ITEM = re.compile(r" (" + NUM + r")/(\d{1,9}),")
 STAMP = re.compile(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\] \| ")
 NAMES = {
     "Rtt": "rank_step_time_ms",
