@@ -39,6 +39,8 @@ def settings_text(config: Config, cluster_name: str = "", problem: str | None = 
         *_table("dashboard", asdict(config.dashboard)),
         "",
         *_table("alerts", asdict(config.alerts)),
+        "",
+        *_table("verdict", asdict(config.verdict)),
     ]
     chosen = config.cluster or cluster_name
     lines += [

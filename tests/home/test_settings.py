@@ -115,12 +115,12 @@ def test_same_key_in_two_sections_names_the_right_line(tmp_path) -> None:
         (
             "x = 1\n[jobs]\n",
             1,
-            "unknown section [x] (known: alerts, dashboard, jobs, serve, clusters, patterns)",
+            "unknown section [x] (known: alerts, verdict, dashboard, jobs, serve, clusters, patterns)",
         ),
         (
             "# c\n[job]\nrefresh_s = 1\n",
             2,
-            "unknown section [job] (known: alerts, dashboard, jobs, serve, clusters, patterns)",
+            "unknown section [job] (known: alerts, verdict, dashboard, jobs, serve, clusters, patterns)",
         ),
         ("jobs = 3\n", 1, "[jobs] must be a table"),
         ("[clusters]\nlumi = 3\n", 2, "clusters.lumi must be a table [clusters.lumi]"),

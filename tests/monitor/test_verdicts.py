@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from gputui.config import AlertThresholds, VerdictSettings, load_config
+from gputui.home.settings_text import settings_text
 from gputui.monitor.conditions import Level
 from gputui.monitor.verdicts import VerdictEngine, judge
 from gputui.monitor.verdicts.findings import hms
@@ -164,6 +165,8 @@ def test_the_verdict_section_of_the_settings_file(tmp_path: Path) -> None:
     path.write_text("[verdict]\nsustain_minutes = 5\nrank_gap_pct = 50\n", encoding="utf-8")
     config = load_config({"GPUTUI_CONFIG": str(path)})
     assert config.verdict == replace(VerdictSettings(), sustain_minutes=5.0, rank_gap_pct=50.0)
+    shown = settings_text(config).splitlines()  # the S screen lists them with the rest
+    assert shown[shown.index("[verdict]") + 2] == "sustain_minutes = 5"
     path.write_text("[verdict]\ncpu_busy_pct = 150\n", encoding="utf-8")
     with pytest.raises(Exception, match=r"gputui.toml:2: verdict.cpu_busy_pct must be from 0 to 100 %"):
         load_config({"GPUTUI_CONFIG": str(path)})
