@@ -71,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="headless: rotated files to keep (default 5)",
     )
     options.add_sampling_options(parser)
+    options.add_low_bandwidth_option(parser, top=True)
     parser.add_argument(
         "--refresh",
         type=SLURM_REFRESH_S.parse,
@@ -94,6 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     attach.add_argument("jobid", help="Slurm job id (123, array 123_4, het 123+1)")
     options.add_attach_options(attach)
+    options.add_low_bandwidth_option(attach)
 
     run = sub.add_parser("run", help="write a batch script for CMD, submit it with sbatch and attach")
     run.add_argument("-N", "--nodes", type=positive_int, default=1)
@@ -105,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-attach", action="store_true")
     run.add_argument("--gpu-log", action="store_true", help="also run `gputui --log` on every node")
     options.add_attach_options(run)
+    options.add_low_bandwidth_option(run)
     run.add_argument("cmd", nargs=argparse.REMAINDER, help="-- CMD ARGS...")
 
     probe = sub.add_parser("probe", help="stream GPU and host samples of this node as JSON lines to stdout")
@@ -120,6 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     replay.add_argument("files", nargs="+", metavar="FILE", help="a file, or a run directory")
     replay.add_argument("--headless", action="store_true", help="no screen: print what the files hold")
+    options.add_low_bandwidth_option(replay)
     options.add_pattern_option(replay)
     report = sub.add_parser(
         "report", help="a run's GPUs (util, idle, memory, energy), epoch times, throughput, final metrics"
@@ -160,6 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--duration", type=DURATION_S.parse, metavar="S", help="quit by itself after S seconds")
     demo.add_argument("--headless", action="store_true", help="same pipeline, no screen: print a summary")
     demo.add_argument("--record", metavar="FILE", help="also append the record stream to FILE")
+    options.add_low_bandwidth_option(demo)
     demo.add_argument("--ranks", type=int_in(1, 64), default=2, help="training processes, 1-64 (default 2)")
     demo.add_argument("--epochs", type=positive_int, default=4, help="epochs to train (default 4)")
 

@@ -16,6 +16,18 @@ from gputui.argtypes import (
 )
 
 
+def add_low_bandwidth_option(parser: argparse.ArgumentParser, *, top: bool = False) -> None:
+    """``--low-bandwidth``: the dashboard for slow links (``[dashboard] low_bandwidth``). Given to the
+    top-level parser (the jobs screen and the dashboards it opens) and to each dashboard command; a
+    command's own default must not hide the top-level one, so only the top level has one."""
+    parser.add_argument(
+        "--low-bandwidth",
+        action="store_true",
+        default=False if top else argparse.SUPPRESS,
+        help="dashboard for slow links: a slower refresh, no braille charts ([dashboard] low_bandwidth)",
+    )
+
+
 def add_sampling_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--interval",

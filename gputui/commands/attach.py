@@ -69,7 +69,9 @@ def attach_job(job_id: str, args: argparse.Namespace) -> int:
         from gputui.sources.attach import AttachSource
 
         return open_dashboard(
-            AttachSource(job_id, _options(args)), duration=getattr(args, "detach_after", None)
+            AttachSource(job_id, _options(args)),
+            duration=getattr(args, "detach_after", None),
+            low_bandwidth=getattr(args, "low_bandwidth", False),
         )
     try:
         writer = RecordWriter("-" if as_json else output) if (as_json or output) else None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import replace
 
 from gputui.cli import CommandError
 from gputui.config import Config, load_config_or_defaults
@@ -28,11 +29,16 @@ def settings(warn: bool = True) -> Config:
     return config
 
 
-def open_dashboard(source: RecordSource, *, duration: float | None = None) -> int:
-    """Run the TUI on ``source`` until the user quits (or ``duration`` seconds)."""
+def open_dashboard(
+    source: RecordSource, *, duration: float | None = None, low_bandwidth: bool = False
+) -> int:
+    """Run the TUI on ``source`` until the user quits (or ``duration`` seconds); ``low_bandwidth``
+    (``--low-bandwidth``) over the settings' ``[dashboard] low_bandwidth``."""
     if not has_screen():
         raise CommandError("the dashboard needs a terminal (use --headless, --json or --text)")
     config, warning = load_config_or_defaults()
+    if low_bandwidth:
+        config = replace(config, dashboard=replace(config.dashboard, low_bandwidth=True))
     from gputui.tui.app import GputuiApp
 
     GputuiApp(source, config, duration=duration, warning=warning).run_until_ended()

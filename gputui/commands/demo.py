@@ -34,4 +34,4 @@ def main(args: argparse.Namespace) -> int:
         return 0 if state.job.state in ("COMPLETED", "RUNNING", "CANCELLED") else 1
     from gputui.commands.dashboard import open_dashboard
 
-    return open_dashboard(source, duration=args.duration)
+    return open_dashboard(source, duration=args.duration, low_bandwidth=getattr(args, "low_bandwidth", False))

@@ -22,6 +22,8 @@ def main(args: argparse.Namespace) -> int:
     config, warning = load_config_or_defaults()
     if getattr(args, "refresh", None):
         config = replace(config, jobs=replace(config.jobs, refresh_s=args.refresh))
+    if getattr(args, "low_bandwidth", False):  # the dashboards opened from the jobs screen
+        config = replace(config, dashboard=replace(config.dashboard, low_bandwidth=True))
     if getattr(args, "cluster", None):
         config = replace(config, cluster=args.cluster)
     from gputui.slurm.attach import AttachOptions

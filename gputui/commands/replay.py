@@ -16,4 +16,4 @@ def main(args: argparse.Namespace) -> int:
     source = ReplaySource(list(args.files), settings().alerts)
     from gputui.commands.dashboard import open_dashboard
 
-    return open_dashboard(source)
+    return open_dashboard(source, low_bandwidth=getattr(args, "low_bandwidth", False))

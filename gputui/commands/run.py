@@ -69,7 +69,8 @@ def _run_local(spec: LaunchSpec, args: argparse.Namespace) -> int:
 
         backend = args.probe_backend or "auto"
         source = LocalRunSource(spec, backend=backend, interval=args.probe_interval or 1.0)
-        return open_dashboard(source, duration=args.detach_after)
+        low_bandwidth = getattr(args, "low_bandwidth", False)
+        return open_dashboard(source, duration=args.detach_after, low_bandwidth=low_bandwidth)
     from gputui.slurm.launch_local import launch_local
 
     run = launch_local(spec)

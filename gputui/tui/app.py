@@ -5,7 +5,8 @@ From the home screen a dashboard is pushed on top and closing it (``q``/``escape
 list and stops only that dashboard's source. ``q`` on the home screen (or Ctrl-C anywhere) quits; jobs are
 never touched by quitting; SIGHUP (the terminal closed) and SIGTERM quit the same way
 (:meth:`GputuiApp.run_until_ended`). Textual restores the terminal, also after an error; every source is
-stopped and waited for after ``run()`` returns.
+stopped and waited for after ``run()`` returns. What the app costs (bytes/s to the terminal, CPU) is
+measured as it runs (:mod:`gputui.tui.cost_meter`) and shown on the help screen.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ from textual.binding import Binding
 
 from gputui.config import Config
 from gputui.hangup import STOP_WAIT_S, OrderlyStop, exit_when_stuck, stop_owned
+from gputui.tui.cost_meter import CostMeter
+
+METER_SAMPLE_S = 2.0  # the cost meter's samples (its rates cover the last ~10 s)
 
 if TYPE_CHECKING:  # imported when a dashboard opens: the jobs screen starts without it
     from gputui.sources.base import RecordSource
@@ -50,6 +54,7 @@ class GputuiApp(App[int]):
         self.poller = poller
         self.attach_options = attach_options  # the probes the jobs screen starts (--backend, --interval)
         self.ended_by: int | None = None  # the signal that ended the app, if one did
+        self.cost_meter = CostMeter()
 
     def run_until_ended(self) -> None:
         """Run until the app quits or gets SIGHUP/SIGTERM, then stop (and wait for) every source gputui
@@ -62,6 +67,7 @@ class GputuiApp(App[int]):
                 stop_owned()
 
     def on_mount(self) -> None:
+        self._meter_terminal()
         if self.ended_by is not None:  # the signal came while the app was starting
             self.exit(0)
             return
@@ -84,6 +90,14 @@ class GputuiApp(App[int]):
         report = os.environ.get("GPUTUI_FIRST_FRAME_FILE")  # benchmarks/first_frame.py
         if report:
             self.call_after_refresh(self._first_frame, report)
+
+    def _meter_terminal(self) -> None:
+        """Count every byte the terminal driver writes (Textual offers no public hook: its ``write`` gets
+        every frame), and sample the meter every few seconds."""
+        driver = self._driver
+        if driver is not None:
+            driver.write = self.cost_meter.counting(driver.write)  # type: ignore[method-assign]
+        self.set_interval(METER_SAMPLE_S, self.cost_meter.sample)
 
     def _first_frame(self, report: str) -> None:
         """Write the wall-clock time of the first frame, then quit (benchmark hook)."""

@@ -1,4 +1,5 @@
-"""``?``: every key of the dashboard, in one place."""
+"""``?``: every key of the dashboard (or the jobs screen), in one place, and what gputui itself costs:
+bytes/s to the terminal and CPU (:mod:`gputui.tui.cost_meter`), updated while the help is open."""
 
 from __future__ import annotations
 
@@ -35,6 +36,9 @@ Thresholds: ~/.config/gputui/config.toml (or $GPUTUI_CONFIG), see docs/dashboard
 """
 
 
+COST_REFRESH_S = 2.0
+
+
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,question_mark", "dismiss", "close")]
 
@@ -45,6 +49,18 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-box"):
             yield Static(self.text)
+            yield Static(id="own-cost")
+
+    def on_mount(self) -> None:
+        self.show_cost()
+        self.set_interval(COST_REFRESH_S, self.show_cost)
+
+    def show_cost(self) -> None:
+        """The app's own cost, from its meter (an app without one shows nothing)."""
+        meter = getattr(self.app, "cost_meter", None)
+        if meter is not None:
+            meter.sample()
+            self.query_one("#own-cost", Static).update(meter.line())
 
     def action_dismiss(self) -> None:  # type: ignore[override]
         self.dismiss(None)

@@ -4,7 +4,8 @@ Rows are rendered from :class:`~gputui.monitor.gpus.GpuBoard` on each refresh (n
 64 × 8 job costs one text block. Nodes collapse to a roll-up row each when the GPUs do not fit; ``enter``
 expands or collapses the node under the cursor (``up``/``down`` move it). The pane judges nothing: every
 flag and colour comes from :func:`~gputui.monitor.conditions.classify` (the alerts' classifier) as a
-level, and :data:`LEVEL_STYLE` maps a level to a style.
+level, and :data:`LEVEL_STYLE` maps a level to a style. A new sample repaints only the rows whose text
+changed (:class:`~gputui.tui.widgets.changed_rows.ChangedRows`).
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.binding import Binding
 from textual.reactive import reactive
-from textual.widget import Widget
 
 from gputui.config import AlertThresholds
 from gputui.monitor.conditions import Condition, Conditions, Level, classify, util_level, worst
 from gputui.monitor.gpus import GpuBoard, GpuState, NodeState
 from gputui.tui.format import bar, gib, spark
+from gputui.tui.widgets.changed_rows import ChangedRows
 
 SELECTED = "on grey30"  # the cursor row (not reverse: bars and sparklines keep their colours)
 MAX_BAR, MAX_SPARK = 30, 40
@@ -50,7 +51,7 @@ class RowLayout:
         return cls(host, bar, spark if spark >= 6 else 0, compact)
 
 
-class GpuPane(Widget, can_focus=True):
+class GpuPane(ChangedRows, can_focus=True):
     BINDINGS = [
         Binding("up,k", "cursor(-1)", "up", show=False),
         Binding("down,j", "cursor(1)", "down", show=False),
@@ -71,7 +72,7 @@ class GpuPane(Widget, can_focus=True):
 
     def show(self, board: GpuBoard, thresholds: AlertThresholds, now: float, running: bool) -> None:
         self.board, self.thresholds, self.now, self.running = board, thresholds, now, running
-        self.refresh()
+        self.show_rows()
 
     def action_cursor(self, delta: int) -> None:
         if self._row_nodes:
@@ -102,7 +103,10 @@ class GpuPane(Widget, can_focus=True):
 
     # ------------------------------------------------------------------ rendering
 
-    def render(self) -> Text:
+    def rows_key(self) -> tuple:
+        return (self.size, self.has_focus, self.cursor, frozenset(self.expanded), frozenset(self.collapsed))
+
+    def build_rows(self) -> list[Text]:
         board = self.board
         width = max(self.size.width, 40)
         if board is None or not board.gpus:
@@ -110,9 +114,8 @@ class GpuPane(Widget, can_focus=True):
             waiting = (
                 "waiting for GPU samples…" if board is None or not board.nodes else "no GPUs on this job"
             )
-            return Text(waiting, style="dim")
-        out = Text(no_wrap=True, overflow="ellipsis")
-        out.append_text(self._summary(board))
+            return [Text(waiting, style="dim")]
+        out = [self._summary(board)]
         rows: list[str] = []
         found = classify(board, self.thresholds, self.now, self.running)
         # Flags matter more than the sparkline: drop that column when a shown row's flags would not fit.
@@ -133,13 +136,11 @@ class GpuPane(Widget, can_focus=True):
             selected = len(rows) == self.cursor and self.has_focus
             if self._is_expanded(host):
                 for gpu in node.ordered():
-                    out.append("\n")
-                    out.append_text(self._gpu_row(gpu, found.of_gpu(gpu), selected))
+                    out.append(self._gpu_row(gpu, found.of_gpu(gpu), selected))
                     rows.append(host)
                     selected = False
             else:
-                out.append("\n")
-                out.append_text(self._node_row(node, found, selected))
+                out.append(self._node_row(node, found, selected))
                 rows.append(host)
         self._row_nodes = rows
         return out

@@ -1,7 +1,8 @@
 """The log pane: the job's output as a terminal would show it (ANSI colours, the current ``\\r`` frame),
 followed live or paused and scrolled, searchable.
 
-Only the visible lines are turned into styled text on each refresh, whatever the log's length. A line's
+Only the visible lines are turned into styled text on each refresh, whatever the log's length, and only
+the screen rows that changed are repainted (an unchanged pane costs no bytes over SSH). A line's
 colours become styles; every other control sequence is dropped or shown escaped
 (:func:`gputui.textsafe.printable`): Rich's ANSI reader passes ``ESC c``, C1 controls and NUL through.
 """
@@ -11,13 +12,13 @@ from __future__ import annotations
 from rich.text import Text
 from textual.binding import Binding
 from textual.reactive import reactive
-from textual.widget import Widget
 
 from gputui.monitor.logtext import LogText
 from gputui.textsafe import printable
+from gputui.tui.widgets.changed_rows import ChangedRows
 
 
-class LogPane(Widget, can_focus=True):
+class LogPane(ChangedRows, can_focus=True):
     BINDINGS = [
         Binding("up,k", "scroll_lines(-1)", "up", show=False),
         Binding("down,j", "scroll_lines(1)", "down", show=False),
@@ -40,8 +41,8 @@ class LogPane(Widget, can_focus=True):
         self.log_text, self.others = log, others
         if self.follow:
             self.back = 0
-        self.border_title = self._title()
-        self.refresh()
+        self.set_title(self._title())
+        self.show_rows()
 
     def _title(self) -> str:
         if self.log_text is None:
@@ -54,8 +55,8 @@ class LogPane(Widget, can_focus=True):
     def watch_follow(self, follow: bool) -> None:
         if follow:
             self.back = 0
-        self.border_title = self._title()
-        self.refresh()
+        self.set_title(self._title())
+        self.show_rows()
 
     def action_toggle_follow(self) -> None:
         self.follow = not self.follow
@@ -66,14 +67,15 @@ class LogPane(Widget, can_focus=True):
         total = len(self.log_text.view())
         self.follow = False
         self.back = max(0, min(total - 1, self.back - delta))
-        self.refresh()
+        self.show_rows()
 
     def find(self, pattern: str, *, backwards_from: int | None = None) -> bool:
         """Show the newest line (before ``backwards_from``) containing ``pattern``; pause following."""
         self.search = pattern or None
         if not pattern or self.log_text is None:
             self.match_line = None
-            self.refresh()
+            self.set_title(self._title())
+            self.show_rows()
             return False
         lines = self.log_text.view()
         start = len(lines) - 1 if backwards_from is None else backwards_from - 1
@@ -84,34 +86,32 @@ class LogPane(Widget, can_focus=True):
                 self.follow = False
                 height = max(1, self.size.height)
                 self.back = max(0, len(lines) - 1 - i - height // 2)
-                self.border_title = self._title()
-                self.refresh()
+                self.set_title(self._title())
+                self.show_rows()
                 return True
-        self.border_title = self._title() + " · not found"
-        self.refresh()
+        self.set_title(self._title() + " · not found")
+        self.show_rows()
         return False
 
     def action_next_match(self) -> None:
         if self.search:
             self.find(self.search, backwards_from=self.match_line)
 
-    def render(self) -> Text:
+    def build_rows(self) -> list[Text]:
         if self.log_text is None:
-            return Text("no output followed yet", style="dim")
+            return [Text("no output followed yet", style="dim")]
         lines = self.log_text.view()
         height = max(1, self.size.height)
         end = len(lines) - self.back
         first = max(0, end - height)
-        out = Text(no_wrap=True, overflow="ellipsis")
+        out = []
         for i in range(first, end):
             line = Text.from_ansi(printable(lines[i], keep_colours=True))
             if self.search:
                 line.highlight_words([self.search], style="reverse yellow", case_sensitive=False)
             if i == self.match_line:
                 line.stylize("bold")
-            out.append_text(line)
-            if i < end - 1:
-                out.append("\n")
+            out.append(line)
         return out
 
 
