@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import IO
 
 from rich.console import Console
@@ -36,6 +37,20 @@ def _plain(text: str) -> str:
 
 def _num(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def value_text(value: float | None, digits: int = 4) -> str:
+    """A metric's value for a cell: ``-`` when missing, ``NaN``/``inf`` when the run produced one, a whole
+    number with thousands separators (``10,000``, never ``1e+04``), else ``digits`` significant digits."""
+    if value is None:
+        return "-"
+    if not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if float(value).is_integer() and abs(value) < 1e15:
+        return f"{int(value):,}"
+    if abs(value) >= 10**digits:
+        return f"{value:,.1f}"
+    return f"{value:.{digits}g}"
 
 
 def _gib(value: int | None) -> str:
@@ -96,7 +111,7 @@ def summary_table(report: RunReport) -> Table:
         note = f" ({report.throughput_note})" if report.throughput_note else ""
         table.add_row("throughput", f"{_num(report.throughput)} {report.throughput_unit}{note}")
     for name, value in sorted(report.final.items()):
-        table.add_row(_plain(f"final {name}"), f"{value:.6g}")
+        table.add_row(_plain(f"final {name}"), value_text(value, 6))
     if report.outcome:
         table.add_row("outcome", _plain(f"{report.outcome}: {(report.outcome_evidence or '')[:100]}"))
     return table
@@ -134,7 +149,7 @@ def epoch_table(report: RunReport) -> Table | None:
         cells = [str(row.epoch), _num(row.epoch_time_s, 2), _num(row.images_per_s)]
         if energy:
             cells.append(joules_text(energy[row.epoch]) if row.epoch in energy else "-")
-        cells += [f"{row.values[n]:.4g}" if n in row.values else "-" for n in names[:8]]
+        cells += [value_text(row.values.get(n)) for n in names[:8]]
         table.add_row(*cells)
     return table
 
@@ -161,7 +176,7 @@ def scale_table(points: list[ScalePoint], scaling: str) -> Table:
             rate += f" {p.throughput_unit}"
         efficiency = "-" if p.efficiency is None else f"{100 * p.efficiency:.0f} %"
         speedup = "-" if p.speedup is None else f"{p.speedup:.2f}×"
-        accuracy = "-" if p.accuracy is None else f"{p.accuracy:.4g}"
+        accuracy = value_text(p.accuracy)
         row = (str(p.gpus or "-"), _num(p.epoch_time_s, 2), rate, speedup, efficiency, accuracy)
         table.add_row(_plain(p.run), *row, _num(p.util_mean))
     return table

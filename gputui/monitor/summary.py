@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 from gputui.analysis.steps import span, step_rows
+from gputui.analysis.tables import energy_rows
 from gputui.monitor.state import DashboardState
+from gputui.monitor.training import MetricSeries
 
 
 def summary_lines(state: DashboardState) -> list[str]:
     job, board, training = state.job, state.board, state.training
     s = board.summary()
-    fmt = lambda v, d=0: "?" if v is None else f"{v:.{d}f}"  # noqa: E731
+    fmt = lambda v, d=0: "-" if v is None else f"{v:.{d}f}"  # noqa: E731
     lines = [f"{job.title}: {job.state}" + (" (SIMULATED GPUs)" if board.simulated else "")]
-    lines.append(
-        f"GPUs: {s['gpus']} on {s['nodes']} node(s); util min/median/max {fmt(s['util_min'])}/"
-        f"{fmt(s['util_median'])}/{fmt(s['util_max'])} %; {len(board.util_line)} points of job utilisation"
-    )
+    lines.append(_gpu_line(s, len(board.util_line)))
     rows = training.rows()
     loss = training.loss()
     first_loss = loss.by_time.values[0] if loss and len(loss.by_time) else None
@@ -29,21 +28,40 @@ def summary_lines(state: DashboardState) -> list[str]:
         lines.append(
             f"training: {len(rows)} epoch(s)"
             + (f" of {training.epochs_total}" if training.epochs_total else "")
-            + (f"; loss {fmt(first_loss, 4)} → {fmt(loss.last, 4)}" if loss else "; no loss seen")
+            + _loss_words(loss, first_loss)
             + (f"; images/s {fmt(training.images_per_s(), 1)}" if training.images_per_s() else "")
         )
     times = training.epoch_times()
     if times:
         lines.append("epoch times s: " + " ".join(f"{t:.2f}" for t in times))
+    lines.append("; ".join(f"{what}: {value}" for what, value in energy_rows(state.analysis.energy())))
     final = state.final_outcome()
     if final is not None:
-        lines.append(f"outcome: {final[0]}: {final[1]}"[:300])
+        lines.append((f"outcome: {final[0]}" + (f": {final[1]}" if final[1] else ""))[:300])
     lines.append(f"records: {state.records}; alerts: {len(state.alerts.history)}")
     for alert in state.alerts.history[-5:]:
         lines.append(f"  alert {alert.kind}: {alert.message}")
     if state.status is not None and state.status.level == "error":
         lines.append(f"error: {state.status.message}")
     return lines
+
+
+def _loss_words(loss: MetricSeries | None, first: float | None) -> str:
+    if loss is None:
+        return "; no loss seen"
+    if loss.last is None or first is None:
+        return f"; loss only {loss.nonfinite or 'not finite'} seen"
+    return f"; loss {first:.4f} → {loss.last:.4f}"
+
+
+def _gpu_line(s: dict, points: int) -> str:
+    """``GPUs: 2 on 1 node(s); util min/median/max 31/40/52 %; …`` (a value not sampled: ``-``);
+    ``GPUs: none sampled`` without GPU samples."""
+    if not s["gpus"]:
+        return "GPUs: none sampled"
+    util = "/".join("-" if s[k] is None else f"{s[k]:.0f}" for k in ("util_min", "util_median", "util_max"))
+    where = f"GPUs: {s['gpus']} on {s['nodes']} node(s)"
+    return f"{where}; util min/median/max {util} %; {points} points of job utilisation"
 
 
 def _against_limit(state: DashboardState) -> str | None:

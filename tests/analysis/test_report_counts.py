@@ -4,8 +4,12 @@
 from __future__ import annotations
 
 import json
+import math
+import re
 
 from gputui.cli import main
+from gputui.monitor.state import DashboardState, JobInfo
+from gputui.monitor.summary import summary_lines
 from gputui.stream.io import encode_record
 from gputui.stream.records import Record, event, gpu_sample, metric
 
@@ -50,3 +54,23 @@ def test_eight_gpus_on_two_nodes_and_ranks_unknown_when_only_rank_0_speaks(tmp_p
 def test_the_trainers_world_size_gives_the_ranks(tmp_path, capsys) -> None:
     text = _report(tmp_path, capsys, _two_nodes_four_gpus(world_size=8))
     assert "8 seen on 2 nodes · ranks 8 (train_started)" in text
+
+
+def test_report_and_headless_summary_print_no_none_nan_or_exponent_counts(capsys) -> None:
+    """A 4-rank MNIST log (test_total 10000, no GPU samples): ``10,000`` not ``1e+04``; no ``?/?/?``."""
+    log = "tests/logs/data/cesga_ddp_mnist_4rank.log"
+    assert main(["report", log]) == 0
+    text = capsys.readouterr().out
+    assert "10,000" in text and "1e+04" not in text
+    assert "energy" in text and "unknown (no power sampled)" in text
+    assert main(["replay", "--headless", log]) == 0
+    summary = capsys.readouterr().out
+    assert "GPUs: none sampled" in summary and "?" not in summary
+    for words in (text, summary):
+        assert not re.search(r"\b(None|nan)\b", words)
+
+
+def test_a_loss_that_was_only_nan_is_said_so() -> None:
+    state = DashboardState(JobInfo(kind="replay", title="replay x"))
+    state.ingest([metric("loss", math.nan, epoch=1, scope="epoch", time=T0)])
+    assert "loss only nan seen" in "\n".join(summary_lines(state))
