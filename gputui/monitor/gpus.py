@@ -1,8 +1,10 @@
-"""The GPUs of a job: latest values, a short history per GPU, nodes, and the job-wide utilisation line.
+"""The GPUs of a job: latest values, a short history per GPU, nodes, and the job-wide and per-node
+utilisation lines.
 
 Keyed by ``gpu_id`` (UUID or PCI id, never the index) and grouped by ``host``. Per GPU only the latest
 values and the last :data:`RECENT` utilisation points are kept; the job-wide mean utilisation is one
-:class:`~gputui.monitor.series.Series` with one point per second of record time, so memory stays flat
+:class:`~gputui.monitor.series.Series` with one point per second of record time, and each node's mean
+utilisation another (a smaller one: :data:`NODE_HISTORY_SHARE` of the job's), so memory stays flat
 however long the job runs. Records are ingested in ~µs each (1024 nodes × 8 GPUs at 1 Hz is 8192/s).
 """
 
@@ -17,7 +19,30 @@ from gputui.monitor.series import Series
 from gputui.stream.records import Record
 
 RECENT = 60  # utilisation points kept per GPU, for its sparkline
-BUCKET_S = 1.0  # resolution of the job-wide utilisation line
+BUCKET_S = 1.0  # resolution of the job-wide and per-node utilisation lines
+NODE_HISTORY_SHARE = 8  # a node's line holds history_points // 8 points (1024 nodes: ~8 MB in all)
+
+
+class BucketLine:
+    """A :class:`Series` fed per sample and holding one point per :data:`BUCKET_S` of record time: the
+    mean of the samples in that second (the second in progress is added once the next one starts)."""
+
+    __slots__ = ("_bucket", "_n", "_sum", "series")
+
+    def __init__(self, capacity: int) -> None:
+        self.series = Series(capacity)
+        self._bucket: int | None = None
+        self._sum = 0.0
+        self._n = 0
+
+    def add(self, t: float, value: float) -> None:
+        bucket = int(t // BUCKET_S)
+        if bucket != self._bucket:
+            if self._bucket is not None and self._n:
+                self.series.append(self._bucket * BUCKET_S, self._sum / self._n)
+            self._bucket, self._sum, self._n = bucket, 0.0, 0
+        self._sum += value
+        self._n += 1
 
 
 @dataclass(slots=True)
@@ -59,6 +84,7 @@ class NodeState:
     cpu_pct: float | None = None
     mem_used: int | None = None
     mem_total: int | None = None
+    util_line: BucketLine | None = None  # the node's mean utilisation over time (GpuBoard makes it)
 
     def ordered(self) -> list[GpuState]:
         return sorted(
@@ -77,17 +103,16 @@ class GpuBoard:
         self.nodes: dict[str, NodeState] = {}
         self.gpus: dict[str, GpuState] = {}
         self.idle_util_pct = idle_util_pct
-        self.util_line = Series(history_points)  # job-wide mean utilisation, one point per BUCKET_S
+        self._job_line = BucketLine(history_points)
+        self.util_line = self._job_line.series  # job-wide mean utilisation, one point per BUCKET_S
+        self.node_points = max(16, history_points // NODE_HISTORY_SHARE)
         self.simulated = False
         self.last_time = 0.0
-        self._bucket: int | None = None
-        self._bucket_sum = 0.0
-        self._bucket_n = 0
 
     def node(self, host: str) -> NodeState:
         node = self.nodes.get(host)
         if node is None:
-            node = self.nodes[host] = NodeState(host)
+            node = self.nodes[host] = NodeState(host, util_line=BucketLine(self.node_points))
         return node
 
     def add_gpu(self, rec: Record) -> None:
@@ -130,22 +155,11 @@ class GpuBoard:
                     gpu.idle_since = t
             else:
                 gpu.idle_since = None
-            self._add_to_line(t, util)
+            self._job_line.add(t, util)
+            if node.util_line is not None:
+                node.util_line.add(t, util)
         if t > self.last_time:
             self.last_time = t
-
-    def _add_to_line(self, t: float, util: float) -> None:
-        bucket = int(t // BUCKET_S)
-        if bucket != self._bucket:
-            self._flush_line()
-            self._bucket = bucket
-        self._bucket_sum += util
-        self._bucket_n += 1
-
-    def _flush_line(self) -> None:
-        if self._bucket is not None and self._bucket_n:
-            self.util_line.append(self._bucket * BUCKET_S, self._bucket_sum / self._bucket_n)
-        self._bucket_sum, self._bucket_n = 0.0, 0
 
     def add_host(self, rec: Record) -> None:
         host = rec.get("host")
@@ -197,5 +211,9 @@ class GpuBoard:
         return statistics.median(utils) if utils else None
 
     def line(self) -> Series:
-        """The job-wide utilisation line, with the bucket in progress flushed."""
+        """The job-wide utilisation line (complete seconds)."""
         return self.util_line
+
+    def node_lines(self) -> dict[str, Series]:
+        """Each node's mean utilisation line (complete seconds), by host name in sorted order."""
+        return {h: n.util_line.series for h, n in sorted(self.nodes.items()) if n.util_line is not None}

@@ -103,10 +103,11 @@ class Series:
         return self.values[-n:] if n > 0 else []
 
     def resampled(
-        self, width: int, start: float | None = None, end: float | None = None
+        self, width: int, start: float | None = None, end: float | None = None, *, mean: bool = False
     ) -> list[float | None]:
-        """``width`` buckets over [start, end] (default: the whole series), each the bucket's maximum;
-        None where a bucket has no point. What a chart ``width`` cells wide needs, no more."""
+        """``width`` buckets over [start, end] (default: the whole series), each the bucket's maximum (or
+        with ``mean``, the mean of its points); None where a bucket has no point. What a chart ``width``
+        cells wide needs, no more."""
         times, values = self.times, self.values
         if not values or width <= 0:
             return []
@@ -114,12 +115,19 @@ class Series:
         end = times[-1] if end is None else end
         span = max(end - start, 1e-9)
         out: list[float | None] = [None] * width
+        counts = [0] * width
         for t, v in zip(times, values, strict=True):
             if t < start or t > end:
                 continue
             k = min(width - 1, int((t - start) / span * width))
             cur = out[k]
-            out[k] = v if cur is None or v > cur else cur
+            counts[k] += 1
+            if mean:
+                out[k] = v if cur is None else cur + v
+            else:
+                out[k] = v if cur is None or v > cur else cur
+        if mean:
+            return [None if v is None else v / n for v, n in zip(out, counts, strict=True)]
         return out
 
 

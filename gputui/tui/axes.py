@@ -57,8 +57,8 @@ def value_ticks(lo: float, hi: float, most: int = 5) -> Ticks:
     never ``0.269200``); thousands as ``12k`` / ``1.5M``."""
     if hi < lo:
         lo, hi = hi, lo
-    if hi == lo:
-        return [lo], [value_label(lo, 0)]
+    if hi == lo:  # a flat line: one tick with its value's three significant digits (0.312, not 0)
+        return [lo], [value_label(lo, max(0, 2 - math.floor(math.log10(abs(lo))))) if lo else "0"]
     step = _two_at_least(lo, hi, most)
     decimals = max(0, -math.floor(math.log10(step) + 1e-9))
     positions = _multiples(lo, hi, step)

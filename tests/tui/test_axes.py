@@ -69,4 +69,6 @@ def test_value_ticks_have_only_the_decimals_they_need():
     assert value_ticks(0.2651, 0.2742, most=4)[1] == ["0.266", "0.268", "0.270", "0.272", "0.274"]
     assert value_ticks(0, 30000, most=3)[1] == ["0", "10k", "20k", "30k"]
     assert value_ticks(-1, 1, most=2)[1] == ["-1", "0", "1"]
-    assert value_ticks(3.0, 3.0)[1] == ["3"]
+    assert value_ticks(3.0, 3.0)[1] == ["3.00"]
+    assert value_ticks(0.3125, 0.3125)[1] == ["0.312"]  # a flat s/step line is not labelled 0
+    assert value_ticks(0.0, 0.0)[1] == ["0"] and value_ticks(12345.0, 12345.0)[1] == ["12.35k"]

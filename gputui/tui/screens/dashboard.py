@@ -3,7 +3,9 @@
 The source runs in a thread worker and writes into a :class:`~gputui.sources.base.Feed`; the feed posts
 one :class:`~gputui.tui.messages.FeedReady` per batch and this screen moves the batch into its
 :class:`~gputui.monitor.state.DashboardState` on the UI thread. A timer redraws what changed (the header
-every tick, panes when the state's version moved, charts at most once a second).
+and banner when their text changed, panes when the state's version moved, charts at most once a second).
+The left column's panes are sized by their content (:mod:`~gputui.tui.screens.dashboard_layout`); with
+``[dashboard] low_bandwidth`` the refresh is at least 2 s and one-line sparklines replace the charts.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
 from gputui.config import Config
+from gputui.monitor.conditions import UTIL_GOOD_PCT, UTIL_LOW_PCT
 from gputui.monitor.summary import job_figures
 from gputui.sources.base import Feed, RecordSource
 from gputui.textsafe import printable
@@ -27,15 +30,19 @@ if TYPE_CHECKING:
     from gputui.tui.screens.teach import Lesson
 from gputui.tui.messages import FeedReady, SourceFinished
 from gputui.tui.screens.alerts import AlertsScreen
+from gputui.tui.screens.dashboard_layout import left_column
 from gputui.tui.screens.help import HelpScreen
 from gputui.tui.screens.report import ReportScreen
 from gputui.tui.widgets.gpu_pane import GpuPane
 from gputui.tui.widgets.header import banner_text, header_text
+from gputui.tui.widgets.heatmap import Heatmap, Thresholds
 from gputui.tui.widgets.log_pane import LogPane
 from gputui.tui.widgets.timeline import Timeline
-from gputui.tui.widgets.training_pane import TrainingPane
+from gputui.tui.widgets.training_pane import TrainingPane, spark_line
 
 SMALL_HEIGHT = 30  # terminals with fewer rows are "-small": no timeline, so the metric chart has room
+LOW_BANDWIDTH_REFRESH_S = 2.0  # low_bandwidth: the screen refreshes at most this often
+HEAT = Thresholds(good=UTIL_GOOD_PCT, low=UTIL_LOW_PCT)  # the GPU pane's own util levels
 REPLAY_ACTIONS = frozenset({"replay_move", "replay_play", "replay_speed", "replay_start", "replay_end"})
 
 
@@ -74,6 +81,10 @@ class DashboardScreen(Screen):
         self.metric_chosen = False  # until `t` is pressed, the chart shows the first preferred metric
         self.log_index = 0
         self._drawn: tuple[object, int] | None = None  # (state object, its version) last drawn
+        self._shown: dict[str, object] = {}  # each Static's last content: repaint only what changed
+        self._layout_key: tuple | None = None
+        self._heatmap_nodes = 0
+        self.low_bandwidth = config.dashboard.low_bandwidth
         self.finished = False
 
     def compose(self) -> ComposeResult:
@@ -82,7 +93,9 @@ class DashboardScreen(Screen):
         with Horizontal(id="main"):
             with Vertical(id="left"):
                 yield GpuPane(id="gpus")
+                yield Static(id="util-spark")
                 yield Timeline(id="timeline")
+                yield Heatmap(id="heatmap")
             yield TrainingPane(id="training")
         yield LogPane(id="log")
         yield Input(id="search", placeholder="search the log (enter: find, esc: close)")
@@ -91,13 +104,20 @@ class DashboardScreen(Screen):
     def on_mount(self) -> None:
         self.query_one("#gpus").border_title = "GPUs"
         self.query_one("#training").border_title = "training"
+        self.query_one("#heatmap").border_title = "GPU util per node"
+        self.query_one("#heatmap").display = False  # until _size_panes finds more than one node
         self.query_one("#search").display = False
+        self.set_class(self.low_bandwidth, "-low-bandwidth")  # gputui.tcss: no braille charts
+        self.query_one(TrainingPane).low_bandwidth = self.low_bandwidth
         # the source starts once the first frame is on screen: its start-up (loading a replay, starting
         # ranks, srun) then never delays what the user sees first
         self.call_after_refresh(
             self.run_worker, self._run_source, thread=True, exit_on_error=False, name="record-source"
         )
-        self.set_interval(self.config.dashboard.refresh_s, self.refresh_view)
+        refresh_s = self.config.dashboard.refresh_s
+        if self.low_bandwidth:
+            refresh_s = max(refresh_s, LOW_BANDWIDTH_REFRESH_S)
+        self.set_interval(refresh_s, self.refresh_view)
         self.refresh_view(force=True)
 
     def on_unmount(self) -> None:
@@ -131,19 +151,26 @@ class DashboardScreen(Screen):
     def refresh_view(self, force: bool = False) -> None:
         state = self.state
         state.check()
-        self.query_one("#header", Static).update(header_text(state))
+        self._update("#header", header_text(state))
         banner = banner_text(state)
-        banner_widget = self.query_one("#banner", Static)
-        banner_widget.display = banner is not None
+        self.query_one("#banner", Static).display = banner is not None
         if banner is not None:
-            banner_widget.update(banner)
+            self._update("#banner", banner)
+        self._size_panes()
         # charts redraw themselves at most once a second and only on new data: ask every tick, so a
         # redraw skipped by that limit is not left stale when the stream goes quiet
         names = state.training.names()
         if not self.metric_chosen or self.metric not in names:
             self.metric = names[0] if names else None
-        self.query_one(Timeline).draw(state.board.util_line, state.training.step_time, force=force)
+        if self.low_bandwidth:
+            util, step = state.board.util_line, state.training.step_time
+            self._update("#util-spark", spark_line("util %", util, 100.0) + "  " + spark_line("s/step", step))
+        else:
+            self.query_one(Timeline).draw(state.board.util_line, state.training.step_time, force=force)
         self.query_one(TrainingPane).draw_chart(state.training, self.metric, force=force)
+        heatmap = self.query_one(Heatmap)
+        if heatmap.display:
+            heatmap.show(state.board.node_lines(), HEAT, self._heatmap_nodes)
         # a replay hands over whole new states, whose versions start again: compare the object too
         drawn = self._drawn
         if drawn is not None and drawn[0] is state and drawn[1] == state.version and not force:
@@ -154,6 +181,31 @@ class DashboardScreen(Screen):
         logs = list(state.logs.values())
         log = logs[self.log_index % len(logs)] if logs else None
         self.query_one(LogPane).show(log, max(0, len(logs) - 1))
+
+    def _update(self, selector: str, content: object) -> None:
+        """``Static.update`` only when the content changed (an update repaints even when identical)."""
+        if self._shown.get(selector) != content:
+            self._shown[selector] = content
+            self.query_one(selector, Static).update(content)  # type: ignore[arg-type]
+
+    def _size_panes(self) -> None:
+        """The GPU pane as tall as its GPUs need, the heatmap as its nodes need, the time chart the rest
+        (:mod:`gputui.tui.screens.dashboard_layout`); only when those numbers or the screen changed."""
+        board = self.state.board
+        left = self.query_one("#left")
+        charts = not self.has_class("-small") and not self.low_bandwidth
+        key = (len(board.gpus), len(board.nodes), left.size.height, charts)
+        if key == self._layout_key or not left.size.height:
+            return
+        self._layout_key = key
+        rows = left_column(left.size.height, len(board.gpus), len(board.nodes), timeline=charts)
+        self.query_one(GpuPane).styles.height = rows.gpus if charts else "1fr"
+        heatmap = self.query_one(Heatmap)
+        heatmap.display = rows.heatmap > 0
+        heatmap.styles.height = rows.heatmap or None
+        self._heatmap_nodes = rows.heatmap_nodes
+        # the charts were just drawn for their old sizes: draw them again once the new layout is on
+        self.call_after_refresh(self.refresh_view, True)
 
     # ------------------------------------------------------------------ actions
 

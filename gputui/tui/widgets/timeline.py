@@ -2,14 +2,18 @@
 
 GPUs idle while the step time rises point at input or communication; GPUs busy with no step progress
 at a hang in a kernel or a collective. The job-wide mean utilisation (left axis, %) and the seconds per
-step (right axis) are drawn over the same minutes, thinned to the plot's width, redrawn at most once a
-second and only when they changed.
+step (right axis) are drawn over the job's elapsed time (``m:ss`` / ``h:mm:ss`` ticks from
+:mod:`gputui.tui.axes`), thinned to the plot's width, redrawn at most once a second and only when they
+changed.
 """
 
 from __future__ import annotations
 
 from gputui.monitor.series import Series
+from gputui.tui.axes import tick_room, time_ticks, value_ticks
 from gputui.tui.widgets.throttled_plot import ThrottledPlot
+
+AXES_WIDTH = 12  # both y axes' labels and the frame: the plot's data area is this much narrower
 
 
 class Timeline(ThrottledPlot):
@@ -21,11 +25,11 @@ class Timeline(ThrottledPlot):
         plt.clear_figure()
         times = [t for s in (util, step_time) for t in s.times[:1] + s.times[-1:]]
         if not times:
-            plt.title("GPU util % and step time: waiting for data")
+            self.border_title = "GPU util % and step time: waiting for data"
             self.refresh()
             return
         start, end = min(times), max(times)
-        width = max(10, self.size.width - 12)
+        width = max(10, self.size.width - AXES_WIDTH)
         title = "GPU util % (green, left)"
         if len(util):
             xs, ys = _buckets(util, width, start, end)
@@ -35,18 +39,21 @@ class Timeline(ThrottledPlot):
         if len(step_time):
             xs, ys = _buckets(step_time, width, start, end)
             plt.plot(xs, ys, marker="braille", color="magenta", yside="right")
+            plt.yticks(*value_ticks(min(ys), max(ys), max(2, (self.size.height - 5) // 2)), yside="right")
             title += " · s/step (magenta, right)"
-        plt.title(title)
-        plt.xlabel("minutes")
+        plt.xlim(0, max(end - start, 1.0))
+        plt.xticks(*time_ticks(0, max(end - start, 1.0), tick_room(width, 8)))
+        self.border_title = title + " · elapsed"  # on the border: the plot keeps every row inside
         self.refresh()
 
 
 def _buckets(series: Series, width: int, start: float, end: float) -> tuple[list[float], list[float]]:
+    """The series as ``width`` bucket maxima, x in seconds since ``start`` (empty buckets left out)."""
     values = series.resampled(width, start, end)
     span = max(end - start, 1e-9)
     xs, ys = [], []
     for i, v in enumerate(values):
         if v is not None:
-            xs.append((i + 0.5) / width * span / 60)
+            xs.append((i + 0.5) / width * span)
             ys.append(v)
     return xs, ys

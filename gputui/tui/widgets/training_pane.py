@@ -9,12 +9,16 @@ its minimum and maximum), so a long run's curve is the log's at every stretch.
 
 from __future__ import annotations
 
+import math
+
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from gputui.monitor.series import envelope
+from gputui.monitor.series import Series, envelope
 from gputui.monitor.training import TrainingState
+from gputui.tui.axes import step_ticks, tick_room, time_ticks, value_ticks
+from gputui.tui.format import number, spark
 from gputui.tui.widgets.throttled_plot import ThrottledPlot
 from gputui.tui.widgets.training_text import epoch_lines
 
@@ -38,21 +42,69 @@ class MetricChart(ThrottledPlot):
             width = max(10, self.size.width - 10)
             xs, ys = envelope(points.times, points.values, width)  # braille: 2 dots per cell
             if axis == "time":
-                xs = [(x - xs[0]) / 60 for x in xs]
-                axis = "minutes"
+                xs = [x - xs[0] for x in xs]
+                axis = "elapsed"
             plt.plot(xs, ys, marker="braille")
+            _ticks(plt, axis, xs, ys, width, self.size.height)
             plt.title(f"{name}" + (f"  ({series.nonfinite} seen)" if series.nonfinite else ""))
             plt.xlabel(axis)
         self.refresh()
 
 
+def _ticks(plt, axis: str, xs: list[float], ys: list[float], width: int, height: int) -> None:
+    """Readable ticks (:mod:`gputui.tui.axes`): elapsed ``m:ss``, whole steps/epochs, short values."""
+    if xs:
+        lo, hi = min(xs), max(xs)
+        ticks = (
+            time_ticks(lo, hi, tick_room(width, 8))
+            if axis == "elapsed"
+            else step_ticks(lo, hi, tick_room(width, 7))
+        )
+        plt.xticks(*ticks)
+    finite = [y for y in ys if math.isfinite(y)]
+    if finite:
+        plt.yticks(*value_ticks(min(finite), max(finite), max(2, (height - 4) // 3)))
+
+
+def spark_line(name: str, series: Series | None, top: float | None = None, width: int = 24) -> str:
+    """``name ▁▂▄▆█ last``: a one-line chart of the series' last ``width`` points (no braille), scaled to
+    ``top`` or to the points' own range. What the low-bandwidth dashboard shows instead of a chart."""
+    values = [v for v in (series.tail(width) if series is not None else []) if math.isfinite(v)]
+    if not values:
+        return f"{name} –"
+    lo = 0.0 if top is not None else min(values)
+    span = (top if top is not None else max(values)) - lo
+    scaled = [100.0 * (v - lo) / span if span > 0 else 50.0 for v in values]
+    return f"{name} {spark(scaled, len(scaled))} {number(values[-1])}"
+
+
 class TrainingPane(Vertical):
+    """The metric chart (or, with ``low_bandwidth``, a one-line sparkline) over the epoch lines."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.low_bandwidth = False
+        self._shown: dict[str, object] = {}  # each line's last content
+
     def compose(self) -> ComposeResult:
         yield MetricChart(id="metric-chart")
+        yield Static(id="metric-spark")
         yield Static(id="epoch-lines")
 
     def draw_chart(self, training: TrainingState, metric: str | None, *, force: bool = False) -> None:
-        self.query_one(MetricChart).draw(training, metric, force=force)
+        if not self.low_bandwidth:
+            self.query_one(MetricChart).draw(training, metric, force=force)
+            return
+        series = training.metrics.get(metric) if metric else None
+        self._update(
+            "#metric-spark", spark_line(metric or "no metric yet", series.x_axis()[1] if series else None)
+        )
 
     def show_epochs(self, training: TrainingState) -> None:
-        self.query_one("#epoch-lines", Static).update(epoch_lines(training, self.size.width))
+        self._update("#epoch-lines", epoch_lines(training, self.size.width))
+
+    def _update(self, selector: str, content: object) -> None:
+        """Repaint a line only when its content changed."""
+        if self._shown.get(selector) != content:
+            self._shown[selector] = content
+            self.query_one(selector, Static).update(content)  # type: ignore[arg-type]
