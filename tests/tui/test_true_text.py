@@ -14,9 +14,12 @@ from test_dashboard_snapshots import folder  # noqa: F401 (the fixture)
 from textual.widgets import Static
 
 from gputui.cli import main
+from gputui.home.rows import JobRow
 from gputui.monitor.state import DashboardState, JobInfo
+from gputui.slurm.jobs import Job
 from gputui.stream.records import event, gpu_sample, metric
 from gputui.tui.widgets.header import banner_text, header_text
+from gputui.tui.widgets.jobs_text import detail_line
 from gputui.tui.widgets.training_text import epoch_lines
 
 KERAS_EPOCH = (
@@ -170,3 +173,12 @@ def test_the_demo_end_says_what_to_do_next(tmp_path, monkeypatch) -> None:
         " · on Slurm: gputui run CMD"
     )
     assert main(["replay", "--headless", str(log)]) == 0  # the command it names works
+
+
+def test_the_jobs_screen_says_no_gpus_for_a_cpu_job_not_none() -> None:
+    """``scontrol -d`` of a CPU job lists its node with an empty GRES: the detail line said ``None GPUs``."""
+    cpu = Job("14", name="cpu-job", state="RUNNING", nodes=["n1"], gpus={"n1": []})
+    line = detail_line(JobRow("14", ("14",), cpu), None)
+    assert str(line).startswith("job 14 · no GPUs") and "None" not in str(line)
+    gpu = Job("15", state="RUNNING", nodes=["n1", "n2"], gpus={"n1": [0, 1], "n2": [0, 1]})
+    assert "4 GPUs · n1: GPU 0,1  n2: GPU 0,1" in str(detail_line(JobRow("15", ("15",), gpu), None))

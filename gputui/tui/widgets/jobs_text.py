@@ -70,11 +70,12 @@ def detail_line(row: JobRow | None, snap: JobsSnapshot | None) -> Text | str:
         empty = snap is not None and not snap.jobs and snap.slurm_found and bool(snap.taken_at)
         return "no jobs: l launches one, d runs the demo" if empty else (row.cells[3] if row else "")
     parts = [f"job {job.job_id}"]
-    if job.gpus:
+    if job.gpus:  # scontrol -d listed the nodes: their GPUs, or none (a CPU job)
+        total = gpu_total(job)
         placement = "  ".join(
             f"{node}: GPU {','.join(map(str, ids)) or '-'}" for node, ids in job.gpus.items()
         )
-        parts.append(f"{gpu_total(job)} GPUs · {placement}")
+        parts.append(f"{total} GPUs · {placement}" if total else "no GPUs")
     if job.stdout:  # a path may hold the job's name (%x): shown printable, opened as Slurm gave it
         parts.append(f"out {printable(job.stdout)}")
     elif job.work_dir:
