@@ -6,7 +6,8 @@ list and stops only that dashboard's source. ``q`` on the home screen (or Ctrl-C
 never touched by quitting; SIGHUP (the terminal closed) and SIGTERM quit the same way
 (:meth:`GputuiApp.run_until_ended`). Textual restores the terminal, also after an error; every source is
 stopped and waited for after ``run()`` returns. What the app costs (bytes/s to the terminal, CPU) is
-measured as it runs (:mod:`gputui.tui.cost_meter`) and shown on the help screen.
+measured as it runs (:mod:`gputui.tui.cost_meter`) and shown on the help screen; colour codes are sent
+as changes only (:mod:`gputui.tui.sgr_squeeze`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from textual.binding import Binding
 from gputui.config import Config
 from gputui.hangup import STOP_WAIT_S, OrderlyStop, exit_when_stuck, stop_owned
 from gputui.tui.cost_meter import CostMeter
+from gputui.tui.sgr_squeeze import SgrSqueezer
 
 METER_SAMPLE_S = 2.0  # the cost meter's samples (its rates cover the last ~10 s)
 
@@ -92,11 +94,13 @@ class GputuiApp(App[int]):
             self.call_after_refresh(self._first_frame, report)
 
     def _meter_terminal(self) -> None:
-        """Count every byte the terminal driver writes (Textual offers no public hook: its ``write`` gets
-        every frame), and sample the meter every few seconds."""
+        """Send each style change as what changed (:mod:`gputui.tui.sgr_squeeze`) and count every byte the
+        terminal driver writes (Textual offers no public hook: its ``write`` gets every frame); sample the
+        meter every few seconds."""
         driver = self._driver
-        if driver is not None:
-            driver.write = self.cost_meter.counting(driver.write)  # type: ignore[method-assign]
+        if driver is not None:  # styles squeezed first (fewer bytes), then counted, then written
+            written = self.cost_meter.counting(driver.write)
+            driver.write = SgrSqueezer().squeezing(written)  # type: ignore[method-assign]
         self.set_interval(METER_SAMPLE_S, self.cost_meter.sample)
 
     def _first_frame(self, report: str) -> None:

@@ -30,6 +30,7 @@ class CountingDriver(HeadlessDriver):
     """A headless driver the app writes its frames to, as to a terminal: it counts the bytes."""
 
     written = 0
+    last = ""  # the last write
 
     @property
     def is_headless(self) -> bool:
@@ -37,6 +38,7 @@ class CountingDriver(HeadlessDriver):
 
     def write(self, data: str) -> None:
         CountingDriver.written += len(data.encode())
+        CountingDriver.last = data
 
 
 class PanesApp(App):
@@ -167,6 +169,7 @@ async def test_the_help_screen_shows_what_the_app_sends_to_the_terminal(tmp_path
     async with app.run_test(size=SIZE, headless=False) as pilot:
         await tui_data.wait_loaded(pilot)
         assert app.cost_meter.bytes_written > 5000  # the first frames: the whole dashboard
+        assert "\x1b[0m\x1b[" not in CountingDriver.last  # styles sent as changes (gputui.tui.sgr_squeeze)
         await pilot.press("question_mark")
         await pilot.pause(0.3)
         shown = str(app.screen.query_one("#own-cost", Static).render())
