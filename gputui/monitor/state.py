@@ -80,7 +80,7 @@ class DashboardState:
         self._verdict_every = VERDICT_EVERY_S
         self.board = GpuBoard(idle_util_pct=self.thresholds.idle_util_pct)
         self.training = TrainingState()
-        self.training.recorded = job.kind == "replay"  # no epoch past the last one the files state
+        self.training.ended = job.kind == "replay"  # a recording: no epoch past the last one it states
         # the report view (R): the analysis module of `gputui report`, sharing the dashboard's epoch table
         self.analysis = RunAnalysis(job.title, table=self.training.epochs)
         self.alerts = Alerts(self.thresholds)
@@ -158,9 +158,9 @@ class DashboardState:
     def forget_metrics(self) -> None:
         """The logs are about to be read again from the start (a pattern was taught): the training state
         and the report's metric side start empty; the GPUs, alerts, notes and log text stay."""
-        old, training = self.analysis, self.training
+        old, ended = self.analysis, self.training.ended
         self.training = TrainingState()
-        self.training.ended, self.training.recorded = training.ended, training.recorded
+        self.training.ended = ended
         self.analysis = RunAnalysis(self.job.title, table=self.training.epochs)
         self.analysis.gpus, self.analysis.world_size = old.gpus, old.world_size
         self.analysis.outcome = old.outcome
@@ -250,9 +250,11 @@ class DashboardState:
         """Why the job is slow or stuck now: the engine's findings, judged again every
         :data:`VERDICT_EVERY_S` seconds of the clock (or 20 times as long as judging took, on a large
         job), when the job starts or stops running, and when a log's history has been read (no hang is
-        judged while it is read: its metrics are old)."""
-        now, reading = self.now(), self.catch_up is not None
-        running = self.job.running and not reading
+        judged while it is read: its metrics are old; a replay is judged as running)."""
+        replay, reading = self.job.kind == "replay", self.catch_up is not None
+        now = (self.verdicts.last_time or self.now()) if replay and self.clock is None else self.now()
+        # a replay's job ran at the cursor while its records go on (as `gputui report` judges a file)
+        running = (self.job.running or replay) and not reading
         key = (int(now // self._verdict_every), running, self.verdicts.last_time is None)
         if self._verdict is None or self._verdict[0] != key:
             started = _time.perf_counter()

@@ -62,6 +62,8 @@ def test_the_state_judges_what_it_ingests_and_the_alerts_screen_opens_with_it() 
     text = verdict_section(state.verdict()).plain
     assert text.startswith("verdict\n  node2 straggler: GPUs 30 % vs 94 % on node1")
     assert alerts_text(state).plain.startswith(text + "\n\nalerts\n")
+    section = verdict_section(state.verdict())
+    assert not section.style and [s.style for s in section.spans][:2] == ["bold underline", "bold yellow"]
     healthy = DashboardState(JobInfo("replay", "healthy"))
     healthy.ingest(jobs.healthy_one_node())
     assert verdict_section(healthy.verdict()).plain == f"verdict\n  {HEALTHY}"

@@ -45,7 +45,8 @@ def verdict_text(findings: Sequence[Finding]) -> Text:
 def verdict_section(findings: Sequence[Finding]) -> Text:
     """``verdict`` and every finding in full (wrapped), or the healthy line: the report and alerts
     screens' section."""
-    text = Text("verdict", style="bold underline")
+    text = Text()
+    text.append("verdict", style="bold underline")
     for finding in findings:
         text.append("\n  ")
         text.append(printable(f"{finding.where} {finding.what}"), style=LEVEL_STYLE[finding.level])
@@ -60,6 +61,7 @@ class VerdictPane(Static):
 
     DEFAULT_CSS = """
     VerdictPane {
+        width: 100%;
         height: auto;
         max-height: 6;
         padding: 0 1;
