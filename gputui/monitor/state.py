@@ -80,7 +80,7 @@ class DashboardState:
         self._verdict_every = VERDICT_EVERY_S
         self.board = GpuBoard(idle_util_pct=self.thresholds.idle_util_pct)
         self.training = TrainingState()
-        self.training.ended = job.kind == "replay"  # a recording: no epoch past the last one it states
+        self.training.recorded = job.kind == "replay"  # no epoch past the last one the files state
         # the report view (R): the analysis module of `gputui report`, sharing the dashboard's epoch table
         self.analysis = RunAnalysis(job.title, table=self.training.epochs)
         self.alerts = Alerts(self.thresholds)
@@ -158,9 +158,9 @@ class DashboardState:
     def forget_metrics(self) -> None:
         """The logs are about to be read again from the start (a pattern was taught): the training state
         and the report's metric side start empty; the GPUs, alerts, notes and log text stay."""
-        old, ended = self.analysis, self.training.ended
+        old, training = self.analysis, self.training
         self.training = TrainingState()
-        self.training.ended = ended
+        self.training.ended, self.training.recorded = training.ended, training.recorded
         self.analysis = RunAnalysis(self.job.title, table=self.training.epochs)
         self.analysis.gpus, self.analysis.world_size = old.gpus, old.world_size
         self.analysis.outcome = old.outcome
