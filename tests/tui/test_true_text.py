@@ -13,6 +13,7 @@ import tui_data
 from test_dashboard_snapshots import folder  # noqa: F401 (the fixture)
 from textual.widgets import Static
 
+from gputui.analysis.energy import joules_text
 from gputui.cli import main
 from gputui.home.rows import JobRow
 from gputui.monitor.state import DashboardState, JobInfo
@@ -182,3 +183,18 @@ def test_the_jobs_screen_says_no_gpus_for_a_cpu_job_not_none() -> None:
     assert str(line).startswith("job 14 · no GPUs") and "None" not in str(line)
     gpu = Job("15", state="RUNNING", nodes=["n1", "n2"], gpus={"n1": [0, 1], "n2": [0, 1]})
     assert "4 GPUs · n1: GPU 0,1  n2: GPU 0,1" in str(detail_line(JobRow("15", ("15",), gpu), None))
+
+
+async def test_the_dashboard_draws_the_energy_in_the_header_and_training_pane(folder):  # noqa: F811
+    """A recorded job with power sampled: its kWh/kJ in the header, the last epoch's in the pane."""
+    app = tui_data.make_app(tui_data.one_node(folder))
+    try:
+        async with app.run_test(size=(140, 40)) as pilot:
+            screen = await tui_data.wait_loaded(pilot)
+            energy = screen.state.analysis.energy(last=1)
+            assert energy.total_j and energy.epochs and energy.epochs[-1].joules
+            total, last = joules_text(energy.total_j), joules_text(energy.epochs[-1].joules)
+            assert f"  {total}" in _drawn(screen, "#header")
+            assert f"energy {total} · last epoch {last}" in _drawn(screen, "#epoch-lines")
+    finally:
+        app.source.stop()

@@ -177,7 +177,7 @@ class DashboardScreen(Screen):
             return
         self._drawn = (state, state.version)
         self.query_one(GpuPane).show(state.board, state.alerts.thresholds, state.now(), state.job.running)
-        self.query_one(TrainingPane).show_epochs(state.training)
+        self.query_one(TrainingPane).show_epochs(state.training, state.analysis.energy(last=1))
         logs = list(state.logs.values())
         log = logs[self.log_index % len(logs)] if logs else None
         self.query_one(LogPane).show(log, max(0, len(logs) - 1))

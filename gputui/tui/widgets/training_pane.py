@@ -15,6 +15,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
+from gputui.analysis.energy import RunEnergy
 from gputui.monitor.series import Series, envelope
 from gputui.monitor.training import TrainingState
 from gputui.tui.axes import step_ticks, tick_room, time_ticks, value_ticks
@@ -100,8 +101,8 @@ class TrainingPane(Vertical):
             "#metric-spark", spark_line(metric or "no metric yet", series.x_axis()[1] if series else None)
         )
 
-    def show_epochs(self, training: TrainingState) -> None:
-        self._update("#epoch-lines", epoch_lines(training, self.size.width))
+    def show_epochs(self, training: TrainingState, energy: RunEnergy | None = None) -> None:
+        self._update("#epoch-lines", epoch_lines(training, self.size.width, energy))
 
     def _update(self, selector: str, content: object) -> None:
         """Repaint a line only when its content changed."""
