@@ -170,3 +170,19 @@ def test_the_verdict_section_of_the_settings_file(tmp_path: Path) -> None:
     path.write_text("[verdict]\ncpu_busy_pct = 150\n", encoding="utf-8")
     with pytest.raises(Exception, match=r"gputui.toml:2: verdict.cpu_busy_pct must be from 0 to 100 %"):
         load_config({"GPUTUI_CONFIG": str(path)})
+
+
+def test_input_bound_when_the_data_time_grows_without_a_step_time() -> None:
+    data = [jobs.metric("data_time", 0.05 * (1 + s // 10), step=s, time=T0 + 10 * s + 1) for s in range(60)]
+    found = only(jobs.job(1, 4, 10, data=data), "input_bound")
+    assert found.evidence == "data_time grew from 0.05 to 0.3"
+
+
+def test_straggler_rank_from_a_rate_is_the_lowest_one() -> None:
+    rates = [
+        jobs.metric("images_per_s", 700.0 if rank == 2 else 1000.0, step=s, rank=rank, time=T0 + 10 * s + 2)
+        for s in range(30)
+        for rank in range(4)
+    ]
+    found = only(jobs.job(1, 4, 10, rates=rates), "straggler_rank")
+    assert found.where == "rank 2" and found.evidence.startswith("images_per_s 700 vs 1000")
