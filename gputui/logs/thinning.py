@@ -51,6 +51,9 @@ CSI_BYTES = re.compile(CSI.pattern.encode())
 LABEL = re.compile(rb"^\s{0,4}(\d{1,5}): |^\[rank(\d{1,5})\]:")
 LABELLED = re.compile(rb"\n\s{0,4}\d{1,5}: |\n\[rank\d{1,5}\]:")  # literal \n first: a fast scan
 RECENT = 64
+#: Frames never thinned: Megatron's straggler reports (:mod:`gputui.logs.formats.megatron_straggler`), whose
+#: per-rank values the verdicts count report by report.
+PER_RANK = (b"/Rnk", b"Etpt(TF)")
 
 
 def _epoch(raw: bytes) -> bytes | None:
@@ -141,6 +144,12 @@ def _keep_samples(shapes: list[bytes], kept: bytearray, sampled: list[int]) -> l
     return list(compress(shapes, kept))
 
 
+def _per_rank_apart(shapes: list[bytes]) -> list[bytes]:
+    """The shapes with each per-rank report's made unique (:data:`PER_RANK`): it is no run, every one
+    is parsed (and the lines between them too, as their runs are broken)."""
+    return [s + b"\x00%d" % i if PER_RANK[0] in s or PER_RANK[1] in s else s for i, s in enumerate(shapes)]
+
+
 class ThinningNormalizer(Normalizer):
     """A :class:`Normalizer` that, while :attr:`thin` is set, returns only the frames that matter."""
 
@@ -205,7 +214,7 @@ class ThinningNormalizer(Normalizer):
             line += len(rows)
         self._line = line if block.endswith(b"\n") else line - 1
         self.every = shapes
-        keep = self._pick(raws, shapes)
+        keep = self._pick(raws, _per_rank_apart(shapes) if any(k in block for k in PER_RANK) else shapes)
         if firsts or lasts:
             # a line's last frame (and, labelled, its first) is parsed, whatever the run around it;
             # the last one of a line ended by \r is blank (the next frame comes after it)

@@ -14,6 +14,7 @@ from per_rank_gen import QUANTITIES, iteration_line, random_report, rank_list_li
 from gputui.commands import parse as parse_cmd
 from gputui.logs.parser import LogParser
 from gputui.monitor.training import TrainingState
+from gputui.sources.inputs import run_records
 from gputui.stream.records import Record
 
 EXAMPLE = Path(__file__).parent / "per_rank" / "megatron_straggler_srun.log"
@@ -163,3 +164,29 @@ def test_the_training_model_keeps_the_rank_that_prints(labelled: bool) -> None:
             state.add_metric(record)
     assert (state.rank, state.step) == ((7, 50) if labelled else (None, 50))
     assert "lm_loss" in state.metrics and not any(n.startswith("rank_") for n in state.metrics)
+
+
+def test_catch_up_reads_every_report() -> None:
+    """Catch-up mode (``report``, ``parse``'s table) samples long runs of same-shape lines; the straggler
+    reports are never sampled: the verdicts count them report by report."""
+    rng = random.Random(11)
+    lines = ["0: using world size: 16"]
+    for index in range(400):
+        stamp = f"2026-03-14 {10 + index // 60:02d}:{index % 60:02d}:00"
+        lines.append("15: " + iteration_line(stamp, 10 * (index + 1), 4000, 700.0, 9.0 - index / 100))
+        lines.append("0: " + straggler_line(random_report(rng, 16, stamp)))
+    text = "\n".join(lines) + "\n"
+    full, thin = records_of(text), records_of(text, thin=True)
+    assert len(straggler(full)) == 400 * 14
+    assert straggler(thin) == straggler(full)
+    assert len(run_records_of(text)) == 400 * 14
+
+
+def run_records_of(text: str) -> list[Record]:
+    """The straggler records ``gputui report`` reads from a log holding ``text``."""
+    import tempfile
+
+    with tempfile.NamedTemporaryFile("w", suffix=".out") as fh:
+        fh.write(text)
+        fh.flush()
+        return straggler(list(run_records(fh.name)))
