@@ -69,24 +69,25 @@ class MegatronStragglerParser:
     def parse(self, text: str, ctx: Context, now: float) -> list[Record] | None:
         if "Etpt(TF):" in text:
             return self._rank_list(text, ctx, now)
-        pairs = [(m.group(1), m.group(2), m.group(3), m.group(4), m.group(5)) for m in PAIR.finditer(text)]
-        if not pairs:
-            return None
-        values = [(ext, what, to_float(num), unit, int(rank)) for ext, what, num, unit, rank in pairs]
-        if any(unit != UNITS[what] or value is None for _, what, value, unit, _ in values):
+        values: list[tuple[str, str, float, int]] = []  # (Mn|Mx, quantity, value, rank)
+        for m in PAIR.finditer(text):
+            ext, what, number, unit, rank = m.groups()
+            value = to_float(number)
+            if value is None or unit != UNITS[what]:
+                return None
+            values.append((ext, what, value, int(rank)))
+        if not values:
             return None
         found = STAMP.search(text)
         when = stamp(found.group(1)) if found is not None else None
         ctx.extra[LAST_TIME] = when
-        powers = [v for ext, what, v, _, _ in values if what == "Pwr" and ext == "Mx" and v is not None]
+        powers = [value for ext, what, value, _ in values if what == "Pwr" and ext == "Mx"]
         scale = 1e-3 if powers and max(powers) >= MILLIWATTS else 1.0
         out: list[Record] = []
-        for ext, what, value, _unit, rank in values:
-            if what == "Pwr":
-                value = value * scale  # type: ignore[operator]
+        for ext, what, value, rank in values:
             rec = metric(
                 NAMES[what],
-                value,  # type: ignore[arg-type]
+                value * scale if what == "Pwr" else value,
                 source=NAME,
                 scope="step",
                 ctx=ctx,
