@@ -198,3 +198,20 @@ async def test_the_dashboard_draws_the_energy_in_the_header_and_training_pane(fo
             assert f"energy {total} · last epoch {last}" in _drawn(screen, "#epoch-lines")
     finally:
         app.source.stop()
+
+
+def test_a_step_run_shows_joules_per_step() -> None:
+    """2 GPUs at 250 W, a step every 2 s (emitted times): 1 kJ per step."""
+    state = _job(nodes=["n1"])
+    _powered(state, watts=250.0, gpus=2)
+    state.ingest([metric("loss", 3.0 - s / 100, step=s, time=1000.0 + 2.0 * s) for s in range(1, 250)])
+    pane = epoch_lines(state.training, 80, state.analysis.energy(last=1)).plain
+    assert "energy 300 kJ · 1,000 J/step" in pane and "epoch" not in pane
+
+
+def test_the_energy_line_fits_a_narrow_training_pane() -> None:
+    state = _job(nodes=["n1"])
+    _powered(state)
+    _twenty_epochs(state)
+    pane = epoch_lines(state.training, 32, state.analysis.energy(last=1)).plain
+    assert "0.20 kWh · 36.0 kJ/epoch\n" in pane  # 24 characters: whole in an 80-column screen's pane

@@ -53,15 +53,16 @@ def unread_text(training: TrainingState) -> str | None:
     return f"{lines:,} line{'s' * (lines != 1)} in {shapes} shape{'s' * (shapes != 1)} not read: T to teach"
 
 
-def energy_text(energy: RunEnergy, steps: bool) -> str | None:
-    """``energy 0.12 kWh · last epoch 120 kJ`` (a step run: ``· 1.0 kJ/step``); None where no power was
-    sampled (unknown is not shown as 0)."""
+def energy_text(energy: RunEnergy, steps: bool, width: int = 80) -> str | None:
+    """``energy 0.12 kWh · last epoch 120 kJ`` (a step run: ``· 1.0 kJ/step``; under 40 columns
+    ``0.12 kWh · 120 kJ/epoch``); None where no power was sampled (unknown is not shown as 0)."""
     if energy.total_j is None:
         return None
-    parts = [f"energy {joules_text(energy.total_j)}"]
-    last = energy.epochs[-1] if energy.epochs else None
-    if not steps and last is not None and last.joules is not None:
-        parts.append(f"last epoch {joules_text(last.joules)}")
+    narrow = width < 40
+    parts = [joules_text(energy.total_j) if narrow else f"energy {joules_text(energy.total_j)}"]
+    last = energy.epochs[-1].joules if energy.epochs else None
+    if not steps and last is not None:
+        parts.append(f"{joules_text(last)}/epoch" if narrow else f"last epoch {joules_text(last)}")
     if steps and energy.per_step_j is not None:
         parts.append(f"{joules_text(energy.per_step_j)}/step")
     return " · ".join(parts)
@@ -99,7 +100,7 @@ def epoch_lines(training: TrainingState, width: int, energy: RunEnergy | None = 
         if len(times) > 1:
             text.append(f" (1st {times[0]:.1f}s)", style="dim")
         text.append("\n")
-    said = energy_text(energy, steps is not None) if energy is not None else None
+    said = energy_text(energy, steps is not None, width) if energy is not None else None
     if said:
         text.append(said + "\n")
     rate = training.images_per_s()
