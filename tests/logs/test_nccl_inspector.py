@@ -138,6 +138,8 @@ def test_bad_lines_are_counted_and_skipped() -> None:
     warning = [r for r in records if r.kind == "event"]
     assert len(warning) == 1 and warning[0]["event"] == "warning"
     assert "skipped 11 lines" in warning[0]["message"]
+    assert stats.examples[:3] == ["line 2: not JSON (JSONDecodeError)", "line 3: not JSON (JSONDecodeError)",
+                                  "line 4: not JSON (ValueError)"]  # fmt: skip
 
 
 def test_a_run_dir_finds_its_inspector_folder(tmp_path: Path) -> None:

@@ -120,8 +120,8 @@ class NcclInspectorParser:
 
     def feed(self, data: bytes, now: float | None = None) -> list[Record]:
         out: list[Record] = []
-        for line in self._lines(data):
-            self._operation(line)
+        for number, line in self._lines(data):
+            self._operation(number, line)
         self._give(out, lambda key: key[-1] < self._latest - 1 or len(self._open) > MAX_OPEN)
         return out
 
@@ -140,15 +140,17 @@ class NcclInspectorParser:
             out.append(event("warning", time=when, message=f"NCCL Inspector file: {said}"))
         return out
 
-    def _lines(self, data: bytes) -> list[bytes]:
-        """The complete lines of ``data`` after what was pending; one over the limit is counted, not held."""
-        lines, start = [], 0
+    def _lines(self, data: bytes) -> list[tuple[int, bytes]]:
+        """The complete lines of ``data`` after what was pending, numbered; one over the limit is counted,
+        not held."""
+        lines: list[tuple[int, bytes]] = []
+        start = 0
         while (end := data.find(b"\n", start)) >= 0:
             self._number += 1
             if self._dropping or len(self._pending) + end - start > self.max_line_bytes:
                 self.stats.note("too_long", self._number, f"longer than {self.max_line_bytes} bytes")
             else:
-                lines.append(self._pending + data[start:end])
+                lines.append((self._number, self._pending + data[start:end]))
             self._pending, self._dropping, start = b"", False, end + 1
         if not self._dropping:
             self._pending += data[start:]
@@ -156,17 +158,17 @@ class NcclInspectorParser:
                 self._pending, self._dropping = b"", True
         return lines
 
-    def _operation(self, line: bytes) -> None:
+    def _operation(self, number: int, line: bytes) -> None:
         if not line.strip():
             return
         try:
             obj = loads_json(line.decode("utf-8"))
         except ValueError as exc:  # not JSON, not UTF-8, or nested too deep
-            self.stats.note("malformed", self._number, f"not JSON ({type(exc).__name__})")
+            self.stats.note("malformed", number, f"not JSON ({type(exc).__name__})")
             return
         found = _read(obj)
         if found is None:
-            self.stats.note("invalid", self._number, "not an NCCL Inspector operation")
+            self.stats.note("invalid", number, "not an NCCL Inspector operation")
             return
         fields, values, when = found
         self.stats.records += 1
