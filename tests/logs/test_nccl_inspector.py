@@ -7,6 +7,7 @@ import math
 import os
 import random
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -219,23 +220,30 @@ def test_send_recv_lines_give_their_peer() -> None:
 
 def test_a_followed_file_gives_each_window_once_it_is_past(tmp_path: Path) -> None:
     """``attach``/``replay`` follow the file as NCCL appends to it: a window's means come once operations
-    two windows later are read, the rest at the end."""
+    two windows later are read, or once the clock is past it (the file stopped growing), the rest at the
+    end. Operations an hour ahead of this clock (a node's) wait for later operations."""
     path = tmp_path / "nccl-inspector-9" / "node1-pid5.log"
     path.parent.mkdir()
-    start = 1_750_000_000_000_000
+    ahead = (int(time.time()) // 10 * 10 + 3600) * 1_000_000
 
-    def op(second: int, time_us: int) -> str:
+    def op(start: int, second: int, time_us: int) -> str:
         dump = start + second * 1_000_000
         return inspector_line(
             Operation("0x1", "DP", 0, 2, 1, "node1", 5, "AllReduce", second, 1 << 20, time_us, dump)
         )
 
-    follower = metric_files.MetricFileFollower(str(path.parent / "node1-pid5.log"))
-    path.write_text(op(1, 100) + "\n" + op(2, 300) + "\n")
+    follower = metric_files.MetricFileFollower(str(path))
+    path.write_text(op(ahead, 1, 100) + "\n" + op(ahead, 2, 300) + "\n")
     assert follower.poll() == []  # window 0 may still get operations
     with path.open("a") as fh:
-        fh.write(op(25, 50) + "\n")
+        fh.write(op(ahead, 25, 50) + "\n")
     first = [r for r in follower.poll() if r["name"] == "nccl_time_us"]
-    assert [(r["value"], r["count"], r.time) for r in first] == [(200.0, 2, 1_750_000_002.0)]
+    assert [(r["value"], r["count"], r.time) for r in first] == [(200.0, 2, ahead / 1e6 + 2)]
     rest = [r for r in follower.finish() if r.kind == "metric" and r["name"] == "nccl_time_us"]
     assert [(r["value"], r["count"]) for r in rest] == [(50.0, 1)]
+
+    past = tmp_path / "nccl-inspector-8" / "node1-pid6.log"  # an ended run: every window at once
+    past.parent.mkdir()
+    past.write_text(op(1_750_000_000_000_000, 1, 100) + "\n" + op(1_750_000_000_000_000, 25, 50) + "\n")
+    got = metric_files.MetricFileFollower(str(past)).poll()
+    assert [(r["value"], r["count"]) for r in got if r["name"] == "nccl_time_us"] == [(100.0, 1), (50.0, 1)]

@@ -27,6 +27,7 @@ a run directory of those files.
 from __future__ import annotations
 
 import os
+import time
 
 from gputui.logs.files import mlflow_store, nccl_inspector
 from gputui.logs.files.lightning_csv import CsvMetricsParser
@@ -202,6 +203,8 @@ class MetricFileFollower:
             if change.data:
                 out += self.parser.feed(change.data)
             if not change.more:
+                if isinstance(self.parser, NcclInspectorParser):  # windows over by the clock
+                    out += self.parser.idle(time.time())
                 return self._mark(out)
 
     def finish(self) -> list[Record]:

@@ -23,8 +23,10 @@ operation and message size are averaged over :data:`WINDOW_S` seconds: per windo
 communicator**, ``header.rank``), ``comm``, ``comm_name``, ``comm_ranks``, ``nnodes``, ``collective``,
 ``msg_bytes``, ``peer`` (P2P), ``host``, ``pid`` and ``count`` (operations averaged). The time of an
 operation is its ``*_stop_ts`` where written, else the dump's ``dump_timestamp_us`` (``time_source:
-"emitted"``). A line that is not JSON, or not an operation, is counted (:attr:`stats`) and skipped; lines
-are bounded in length and nesting as every record reader's (:mod:`gputui.stream.io`).
+"emitted"``). A window is given once an operation two windows later is read, once the clock is a window
+past it (:meth:`NcclInspectorParser.idle`), or at the end. A line that is not JSON, or not an
+operation, is counted (:attr:`stats`) and skipped; lines are bounded in length and nesting as every
+record reader's (:mod:`gputui.stream.io`).
 """
 
 from __future__ import annotations
@@ -123,6 +125,14 @@ class NcclInspectorParser:
         for number, line in self._lines(data):
             self._operation(number, line)
         self._give(out, lambda key: key[-1] < self._latest - 1 or len(self._open) > MAX_OPEN)
+        return out
+
+    def idle(self, now: float) -> list[Record]:
+        """The averages of the windows over by ``now`` (wall clock), one window of grace: a file that
+        stopped growing (an ended run replayed, a long dump interval) gives them without waiting for
+        later operations."""
+        out: list[Record] = []
+        self._give(out, lambda key: (key[-1] + 2) * self.window_s <= now)
         return out
 
     def finish(self, now: float | None = None) -> list[Record]:
