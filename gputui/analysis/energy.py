@@ -205,7 +205,7 @@ def joules_text(joules: float | None) -> str:
         return "unknown"
     if joules >= 3.6e5:
         return f"{_three(joules / J_PER_KWH)} kWh"
-    if joules >= 1e4:
+    if joules >= 1e3:
         return f"{_three(joules / 1e3)} kJ"
     return f"{_three(joules)} J"
 

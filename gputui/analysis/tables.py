@@ -57,12 +57,6 @@ def _gib(value: int | None) -> str:
     return "-" if value is None else f"{value / 2**30:.1f} GiB"
 
 
-def _energy(joules: float | None) -> str:
-    if joules is None:
-        return "-"
-    return f"{joules / 3.6e6:.3f} kWh" if joules >= 3.6e5 else f"{joules:,.0f} J"
-
-
 def gpus_text(report: RunReport) -> str:
     """``8 seen on 2 nodes · ranks 8 (train_started)``; ranks ``unknown`` where no trainer said its world
     size and the log labels no rank above 0."""
@@ -127,7 +121,13 @@ def gpu_table(report: RunReport) -> Table | None:
         idle = "-" if g.idle_share is None else f"{100 * g.idle_share:.0f} %"
         gpu = g.gpu_id if len(g.gpu_id) <= 16 else g.gpu_id[:13] + "…"
         peak = _num(g.util_peak, 0)
-        cells = (_num(g.util_mean), peak, idle, _gib(g.mem_peak_bytes), _energy(g.energy_j))
+        cells = (
+            _num(g.util_mean),
+            peak,
+            idle,
+            _gib(g.mem_peak_bytes),
+            "-" if g.energy_j is None else joules_text(g.energy_j),
+        )
         table.add_row(_plain(g.host), _plain(gpu), *cells)
     return table
 

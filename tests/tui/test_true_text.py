@@ -206,7 +206,7 @@ def test_a_step_run_shows_joules_per_step() -> None:
     _powered(state, watts=250.0, gpus=2)
     state.ingest([metric("loss", 3.0 - s / 100, step=s, time=1000.0 + 2.0 * s) for s in range(1, 250)])
     pane = epoch_lines(state.training, 80, state.analysis.energy(last=1)).plain
-    assert "energy 300 kJ · 1,000 J/step" in pane and "epoch" not in pane
+    assert "energy 300 kJ · 1.00 kJ/step" in pane and "epoch" not in pane
 
 
 def test_the_energy_line_fits_a_narrow_training_pane() -> None:
