@@ -6,8 +6,9 @@ list and stops only that dashboard's source. ``q`` on the home screen (or Ctrl-C
 never touched by quitting; SIGHUP (the terminal closed) and SIGTERM quit the same way
 (:meth:`GputuiApp.run_until_ended`). Textual restores the terminal, also after an error; every source is
 stopped and waited for after ``run()`` returns. What the app costs (bytes/s to the terminal, CPU) is
-measured as it runs (:mod:`gputui.tui.cost_meter`) and shown on the help screen; colour codes are sent
-as changes only (:mod:`gputui.tui.sgr_squeeze`).
+measured as it runs (:mod:`gputui.tui.cost_meter`) and shown on the help screen; only the cells that
+changed are sent (:mod:`gputui.tui.screen_diff`), their colour codes as changes
+(:mod:`gputui.tui.sgr_squeeze`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from textual.binding import Binding
 from gputui.config import Config
 from gputui.hangup import STOP_WAIT_S, OrderlyStop, exit_when_stuck, stop_owned
 from gputui.tui.cost_meter import CostMeter
+from gputui.tui.screen_diff import ScreenDiff
 from gputui.tui.sgr_squeeze import SgrSqueezer
 
 METER_SAMPLE_S = 2.0  # the cost meter's samples (its rates cover the last ~10 s)
@@ -57,6 +59,7 @@ class GputuiApp(App[int]):
         self.attach_options = attach_options  # the probes the jobs screen starts (--backend, --interval)
         self.ended_by: int | None = None  # the signal that ended the app, if one did
         self.cost_meter = CostMeter()
+        self.screen_diff = ScreenDiff()
 
     def run_until_ended(self) -> None:
         """Run until the app quits or gets SIGHUP/SIGTERM, then stop (and wait for) every source gputui
@@ -94,14 +97,18 @@ class GputuiApp(App[int]):
             self.call_after_refresh(self._first_frame, report)
 
     def _meter_terminal(self) -> None:
-        """Send each style change as what changed (:mod:`gputui.tui.sgr_squeeze`) and count every byte the
-        terminal driver writes (Textual offers no public hook: its ``write`` gets every frame); sample the
-        meter every few seconds."""
+        """Send the terminal only the cells that changed (:mod:`gputui.tui.screen_diff`), each style change
+        as what changed (:mod:`gputui.tui.sgr_squeeze`), and count every byte written. Textual offers no
+        public hook: its driver's ``write`` gets every frame. The meter is sampled every few seconds."""
         driver = self._driver
-        if driver is not None:  # styles squeezed first (fewer bytes), then counted, then written
+        if driver is not None:  # diffed, then styles squeezed, then counted, then written
             written = self.cost_meter.counting(driver.write)
-            driver.write = SgrSqueezer().squeezing(written)  # type: ignore[method-assign]
+            squeezed = SgrSqueezer().squeezing(written)
+            driver.write = self.screen_diff.diffing(squeezed)  # type: ignore[method-assign]
         self.set_interval(METER_SAMPLE_S, self.cost_meter.sample)
+
+    def on_resize(self) -> None:
+        self.screen_diff.forget()  # the terminal may have cleared or reflowed what it showed
 
     def _first_frame(self, report: str) -> None:
         """Write the wall-clock time of the first frame, then quit (benchmark hook)."""

@@ -1,0 +1,138 @@
+"""Send the terminal only the cells that changed, as curses does: Textual repaints whole widget regions
+(a chart whose axis moved, a header whose clock ticked) and over SSH every unchanged cell written again
+costs bytes.
+
+:class:`ScreenDiff` sits between Textual's driver and the terminal. It keeps what the terminal shows (a
+character and its style per cell) and, for each run of text Textual writes at a position, sends only the
+part from the first to the last changed cell, with a cursor move before it when the terminal's cursor is
+not already there and its style in full (:mod:`gputui.tui.sgr_squeeze` then shortens the style codes).
+Textual-free. What it does not model is passed through and makes it forget the screen (every cell is
+then sent again): a control sequence other than a cursor move, a style, an OSC string or the cursor's
+and synchronised output's on/off; a style code it does not know; a character not one cell wide. The app
+calls :meth:`ScreenDiff.forget` when the terminal is resized. A write must hold whole escape sequences
+(Textual writes whole frames).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from rich.cells import cell_len
+
+from gputui.tui.sgr_squeeze import DEFAULT, Style, apply_sgr, transition
+
+_TOKEN = re.compile(
+    r"\x1b\[([0-9;]*)m"  # 1: a style (SGR)
+    r"|\x1b\[(\d*);?(\d*)H"  # 2, 3: a cursor move (row;column, from 1)
+    r"|(\x1b\][^\x07\x1b]*(?:\x07|\x1b\\))"  # 4: an OSC string (a link, the clipboard)
+    r"|(\x1b\[\?(?:2026|25)[hl])"  # 5: synchronised output, cursor shown/hidden: change no cell
+    r"|(\x1b\[[0-9;?<>=]*[ -/]*[@-~]|\x1b.)"  # 6: anything else
+)
+Cell = tuple[str, Style, str | None]  # character, style, the OSC 8 link in effect
+
+
+class ScreenDiff:
+    """What one terminal shows, and the writes that change only what differs from it."""
+
+    def __init__(self) -> None:
+        self.rows: dict[int, list[Cell | None]] = {}  # None: not known
+        self.style: Style = DEFAULT  # the style Textual set last
+        self.link: str | None = None
+        self.at: tuple[int, int] = (0, 0)  # where Textual's next character goes (row, column from 0)
+        self.cursor: tuple[int, int] | None = None  # where the terminal's cursor is (None: not known)
+        self.cells_sent = 0
+        self.cells_skipped = 0
+
+    def forget(self) -> None:
+        """The terminal's content is not known any more (a resize, a clear): send everything again."""
+        self.rows.clear()
+        self.cursor = None
+
+    def diff(self, data: str) -> str:
+        out: list[str] = []
+        position = 0
+        for match in _TOKEN.finditer(data):
+            if match.start() > position:
+                self._text(out, data[position : match.start()])
+            position = match.end()
+            sgr, row, column, osc, harmless, other = match.groups()
+            if sgr is not None:
+                style = apply_sgr(self.style, sgr)
+                if style is None:  # not understood: the rest of this write as it is
+                    self.forget()
+                    out.append(data[match.start() :])
+                    self.style = DEFAULT
+                    return "".join(out)
+                self.style = style
+            elif row is not None:
+                self.at = (int(row or 1) - 1, int(column or 1) - 1)
+            elif osc is not None:
+                out.append(osc)
+                if osc.startswith("\x1b]8;"):  # a link begins (with a URL) or ends (without)
+                    self.link = osc if not osc.rstrip("\x07\x1b\\").endswith(";") else None
+            elif harmless is not None:
+                out.append(harmless)
+            else:
+                out.append(other)
+                self.forget()
+        if position < len(data):
+            self._text(out, data[position:])
+        if self.cursor != self.at:  # leave the cursor where Textual put it
+            out.append(_move(self.at))
+            self.cursor = self.at
+        return "".join(out)
+
+    def _text(self, out: list[str], text: str) -> None:
+        for part in re.split(r"([\r\n])", text):
+            if part == "\r":
+                self.at = (self.at[0], 0)
+            elif part == "\n":
+                self.at = (self.at[0] + 1, self.at[1])
+            elif part:
+                self._run(out, part)
+
+    def _run(self, out: list[str], text: str) -> None:
+        """``text`` in the current style at ``self.at``: send the changed part only."""
+        row, column = self.at
+        width = cell_len(text)
+        line = self.rows.setdefault(row, [])
+        if len(line) < column + width:
+            line.extend([None] * (column + width - len(line)))
+        if width != len(text) or not text.isprintable():  # wide, zero-width or control characters
+            self._send(out, text, row, column)
+            line[column : column + width] = [None] * width
+            self.at = (row, column + width)
+            self.cursor = None if width != len(text) else self.at
+            return
+        new = [(char, self.style, self.link) for char in text]
+        old = line[column : column + width]
+        self.at = (row, column + width)
+        if old == new:
+            self.cells_skipped += width
+            return
+        first = next(i for i in range(width) if old[i] != new[i])
+        last = next(i for i in range(width - 1, -1, -1) if old[i] != new[i])
+        line[column + first : column + last + 1] = new[first : last + 1]
+        self._send(out, text[first : last + 1], row, column + first)
+        self.cells_skipped += width - (last + 1 - first)
+
+    def _send(self, out: list[str], text: str, row: int, column: int) -> None:
+        if self.cursor != (row, column):
+            out.append(_move((row, column)))
+        out.append(transition(None, self.style))
+        out.append(text)
+        self.cells_sent += len(text)
+        self.cursor = (row, column + len(text))
+
+    def diffing(self, write: Callable[[str], None]) -> Callable[[str], None]:
+        """``write`` that is given only what changes the screen."""
+
+        def write_diffed(data: str) -> None:
+            write(self.diff(data))
+
+        return write_diffed
+
+
+def _move(at: tuple[int, int]) -> str:
+    return f"\x1b[{at[0] + 1};{at[1] + 1}H"
