@@ -14,6 +14,7 @@ import tui_data
 from rich.style import Style
 from rich.text import Text
 from test_dashboard_snapshots import folder, snap  # noqa: F401 (the fixture)
+from textual.widgets import Static
 
 from gputui.config import Config
 from gputui.monitor.series import Series
@@ -92,6 +93,29 @@ async def test_heatmap_rows_show_the_straggler(folder):  # noqa: F811
             node03 = [c.color.name for c in rows[width:]]
             assert node03[0] == "green" and "yellow" in node03  # its dip under UTIL_GOOD_PCT: a stripe
             assert {c.bgcolor.name for c in rows[width:]} == {"green"}  # node04
+    finally:
+        app.source.stop()
+
+
+async def test_unchanged_text_is_not_repainted(folder):  # noqa: F811
+    """refresh_view on an unchanged state calls no Static.update (an update repaints even the same text)."""
+    app = tui_data.make_app(tui_data.lost_node(folder))  # a banner too
+    try:
+        async with app.run_test(size=(120, 36)) as pilot:
+            screen = await tui_data.wait_loaded(pilot)
+            screen.refresh_view()
+            updates: list[str] = []
+            for selector in ("#header", "#banner", "#epoch-lines"):
+                widget = screen.query_one(selector, Static)
+                real = widget.update
+                widget.update = lambda content, real=real, name=selector: (
+                    updates.append(name) or real(content)
+                )
+            for _ in range(3):
+                screen.refresh_view()
+                await pilot.pause()
+            assert screen.query_one("#banner").display
+            assert updates == []
     finally:
         app.source.stop()
 

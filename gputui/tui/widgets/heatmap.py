@@ -112,7 +112,8 @@ class Heatmap(Widget):
         if spans:
             subtitle += f"{elapsed(0)} … {elapsed(max(b for _, b in spans) - min(a for a, _ in spans))}"
         key = (tuple((h, len(s), s.last) for h, s in lines.items()), thresholds)
-        self.border_subtitle = subtitle
+        if self.border_subtitle != subtitle:  # setting it repaints the widget, even to the same text
+            self.border_subtitle = subtitle
         if key == self._key:
             return
         self._key, self._lines, self._thresholds = key, lines, thresholds

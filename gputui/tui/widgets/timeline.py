@@ -25,26 +25,31 @@ class Timeline(ThrottledPlot):
         plt.clear_figure()
         times = [t for s in (util, step_time) for t in s.times[:1] + s.times[-1:]]
         if not times:
-            self.border_title = "GPU util % and step time: waiting for data"
+            self._title("GPU util % and step time: waiting for data")
             self.refresh()
             return
         start, end = min(times), max(times)
         width = max(10, self.size.width - AXES_WIDTH)
-        title = "GPU util % (green, left)"
+        titles = []
         if len(util):
             xs, ys = _buckets(util, width, start, end)
             plt.plot(xs, ys, marker="braille", color="green")
             plt.ylim(0, 100)  # a fixed 0-100 % axis: noise must not look like swings
             plt.yticks([0, 50, 100])
+            titles.append("GPU util % (green, left)")
         if len(step_time):
             xs, ys = _buckets(step_time, width, start, end)
             plt.plot(xs, ys, marker="braille", color="magenta", yside="right")
             plt.yticks(*value_ticks(min(ys), max(ys), max(2, (self.size.height - 5) // 2)), yside="right")
-            title += " · s/step (magenta, right)"
+            titles.append("s/step (magenta, right)")
         plt.xlim(0, max(end - start, 1.0))
         plt.xticks(*time_ticks(0, max(end - start, 1.0), tick_room(width, 8)))
-        self.border_title = title + " · elapsed"  # on the border: the plot keeps every row inside
+        self._title(" · ".join([*titles, "elapsed"]))  # on the border: the plot keeps every row inside
         self.refresh()
+
+    def _title(self, title: str) -> None:
+        if self.border_title != title:  # setting it repaints the widget, even to the same text
+            self.border_title = title
 
 
 def _buckets(series: Series, width: int, start: float, end: float) -> tuple[list[float], list[float]]:
