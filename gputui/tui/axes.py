@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 Ticks = tuple[list[float], list[str]]
+FLAT = 1e-3  # a value range narrower than this share of its values is one value (no ticks of its noise)
 
 #: Elapsed-time tick steps in seconds: 1-2-5 within the clock's units, plus its usual quarters and halves.
 TIME_STEPS_S = (
@@ -57,8 +58,9 @@ def value_ticks(lo: float, hi: float, most: int = 5) -> Ticks:
     never ``0.269200``); thousands as ``12k`` / ``1.5M``."""
     if hi < lo:
         lo, hi = hi, lo
-    if hi == lo:  # a flat line: one tick with its value's three significant digits (0.312, not 0)
-        return [lo], [value_label(lo, max(0, 2 - math.floor(math.log10(abs(lo))))) if lo else "0"]
+    if hi - lo <= FLAT * max(abs(lo), abs(hi)):  # flat (0.517400-0.517420 is noise): one tick, 3 digits
+        mid = (lo + hi) / 2
+        return [mid], [value_label(mid, max(0, 2 - math.floor(math.log10(abs(mid))))) if mid else "0"]
     step = _two_at_least(lo, hi, most)
     decimals = max(0, -math.floor(math.log10(step) + 1e-9))
     positions = _multiples(lo, hi, step)

@@ -71,4 +71,5 @@ def test_value_ticks_have_only_the_decimals_they_need():
     assert value_ticks(-1, 1, most=2)[1] == ["-1", "0", "1"]
     assert value_ticks(3.0, 3.0)[1] == ["3.00"]
     assert value_ticks(0.3125, 0.3125)[1] == ["0.312"]  # a flat s/step line is not labelled 0
+    assert value_ticks(0.517400, 0.517420)[1] == ["0.517"]  # not six ticks of its noise
     assert value_ticks(0.0, 0.0)[1] == ["0"] and value_ticks(12345.0, 12345.0)[1] == ["12.35k"]

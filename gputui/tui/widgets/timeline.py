@@ -1,8 +1,8 @@
 """GPU utilisation and step time on one time axis: a stall shows as the two lines parting ways.
 
 GPUs idle while the step time rises point at input or communication; GPUs busy with no step progress
-at a hang in a kernel or a collective. The job-wide mean utilisation (left axis, %) and the seconds per
-step (right axis) are drawn over the job's elapsed time (``m:ss`` / ``h:mm:ss`` ticks from
+at a hang in a kernel or a collective. The job-wide mean utilisation (left axis, 0-100 %) and the seconds
+per step (right axis, from 0) are drawn over the job's elapsed time (``m:ss`` / ``h:mm:ss`` ticks from
 :mod:`gputui.tui.axes`), thinned to the plot's width, redrawn at most once a second and only when they
 changed.
 """
@@ -40,7 +40,9 @@ class Timeline(ThrottledPlot):
         if len(step_time):
             xs, ys = _buckets(step_time, width, start, end)
             plt.plot(xs, ys, marker="braille", color="magenta", yside="right")
-            plt.yticks(*value_ticks(min(ys), max(ys), max(2, (self.size.height - 5) // 2)), yside="right")
+            top = max(max(ys) * 1.1, 1e-9)  # from 0, like the util axis: a steady step time stays a flat line
+            plt.ylim(0, top, yside="right")
+            plt.yticks(*value_ticks(0, top, max(2, (self.size.height - 5) // 2)), yside="right")
             titles.append("s/step (magenta, right)")
         plt.xlim(0, max(end - start, 1.0))
         plt.xticks(*time_ticks(0, max(end - start, 1.0), tick_room(width, 8)))
