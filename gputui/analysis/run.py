@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from gputui.analysis.energy import EnergyTrace, RunEnergy, run_energy
 from gputui.analysis.steps import StepSummary, StepTracker
@@ -33,6 +34,7 @@ from gputui.stream.records import Record
 
 IDLE_PCT = 5.0
 MAX_GAP_S = 60.0
+READ_APART_S = 1.0
 CLOCKS = ("printed", "emitted")  # record times that are a clock's, not the time a line was read
 THROUGHPUTS = ("global_images_per_s", "images_per_s", "samples_per_s", "tokens_per_s", "steps_per_s")
 
@@ -235,8 +237,7 @@ class RunAnalysis:
             rows = _one_rank(self.table.rows())
         if steps is None:
             steps = self.steps.summary()
-        live = self.table.measure  # the dashboard reads the rows as they come: their time is a clock's
-        clocked = all(r.end_time_printed or (live and not r.end_time_estimated) for r in rows)
+        clocked = clocked_rows(rows, live=self.table.measure)
         recent = self.steps.recent_clock() if steps is not None else None
         step_time = steps.step_time_recent_s if steps is not None else None
         gpus = sorted(self.gpus.values(), key=lambda g: (g.host, g.gpu_id))
@@ -280,6 +281,20 @@ class RunAnalysis:
             out.outcome = str(self.outcome.get("outcome"))
             out.outcome_evidence = str(self.outcome.get("evidence") or "")
         return out
+
+
+def clocked_rows(rows: list[EpochRow], *, live: bool) -> bool:
+    """Whether the rows' end times tell when each epoch ended: printed or emitted times; or read as the
+    log grew (the dashboard, ``live``; a record file of ``attach --output`` or ``demo --record``, whose
+    rows were read at least :data:`READ_APART_S` apart). A log parsed afterwards reads its rows within
+    moments of each other, after the GPU samples: no epoch's energy from those times. A replay's
+    estimated times never."""
+    if any(r.end_time_estimated for r in rows):
+        return False
+    if live or all(r.end_time_printed for r in rows):
+        return True
+    ends = [r.end_time for r in rows]
+    return all(b - a >= READ_APART_S for a, b in pairwise(ends))
 
 
 def _one_rank(rows: list[EpochRow]) -> list[EpochRow]:

@@ -122,3 +122,25 @@ def test_report_json_and_text_say_kwh_and_joules_per_epoch(tmp_path, capsys) -> 
     assert main(["report", str(path)]) == 0
     text = capsys.readouterr().out
     assert "0.10 kWh (power)" in text and "energy per epoch" in text and "120 kJ (mean of 3)" in text
+
+
+def _read_rows(apart_s: float) -> list[Record]:
+    """Epoch lines without times, as a follower read them (``time_source: read``) ``apart_s`` apart,
+    the last at T0 + 300; each states its epoch time (100 s)."""
+    out = []
+    for n in (1, 2, 3):
+        t = T0 + 300 - (3 - n) * apart_s
+        common = {"epoch": n, "epoch_base": 1, "scope": "epoch", "time": t, "time_source": "read"}
+        out += [metric("epoch_time_s", 100.0, **common), metric("loss", 1.0 / n, **common)]
+    return out
+
+
+def test_epochs_read_live_have_energy_and_a_log_parsed_afterwards_has_none() -> None:
+    """``attach --output`` keeps the times the lines were read as the log grew (100 s apart here): a
+    clock; ``gputui parse`` reads them all at once (1 ms apart): not one, so no epoch energy from them."""
+    gpus = [_gpu("n1", i, T0 + t, power_w=300.0) for i in range(4) for t in range(0, 301, 10)]
+    live = _analyse(gpus + _read_rows(100.0)).report().energy
+    assert [e.joules for e in live.epochs] == pytest.approx([120_000.0] * 3)
+    parsed = _analyse(gpus + _read_rows(0.001)).report().energy
+    assert parsed.epochs == [] and parsed.per_epoch_j is None
+    assert parsed.total_j == pytest.approx(360_000.0)
