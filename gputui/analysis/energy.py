@@ -7,8 +7,9 @@ counter where sampled, else ``power_w`` over time) and keeps its running total a
 - the run: the sum of the GPUs' totals (an MI250X package's power is on one GCD only: counted once);
 - an epoch: the sum over the GPUs of the energy between the previous epoch's end (the first: its printed
   epoch time before its end, else the start of training) and its end, where the rows' end times are a
-  clock's (printed or emitted times, or the dashboard's live reading) and every GPU with energy data was
-  sampled over the span; a power gap over :data:`~gputui.analysis.run.MAX_GAP_S` inside it: unknown;
+  clock's (:func:`~gputui.analysis.run.clocked_rows`) and every GPU with energy data was sampled over
+  :data:`COVERED` of the span (the rest at the mean power of the part sampled); a power gap over
+  :data:`~gputui.analysis.run.MAX_GAP_S` inside it: unknown;
 - a step: the energy between two clocked steps of the recent window over the steps done between them;
   else the recent power of all GPUs × the recent step time.
 
