@@ -19,7 +19,7 @@ same ranges. Example::
     straggler_gap_pct = 30     # a node this many points of utilisation below the job's median
 
     [verdict]                  # why a job is slow or stuck; every threshold: docs/verdicts.md
-    sustain_minutes = 3        # a slow condition must last this long to be a verdict
+    sustain_minutes = 1        # a slow condition must last this long to be a verdict
     rank_gap_pct = 10          # a rank this much slower than the others' median: a straggler rank
 
     [dashboard]
@@ -83,7 +83,7 @@ class VerdictSettings:
     """``[verdict]``: the thresholds of the verdict rules (:mod:`gputui.monitor.verdicts`)."""
 
     window_s: float = _setting(10.0, Range(1.0, 3600.0, "s"))
-    sustain_minutes: float = _setting(3.0, MINUTES)
+    sustain_minutes: float = _setting(1.0, MINUTES)
     cpu_busy_pct: float = _setting(90.0, PERCENT)
     burst_idle_pct: float = _setting(20.0, PERCENT)
     input_share_pct: float = _setting(30.0, PERCENT)

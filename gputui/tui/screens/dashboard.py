@@ -39,6 +39,7 @@ from gputui.tui.widgets.heatmap import Heatmap, Thresholds
 from gputui.tui.widgets.log_pane import LogPane
 from gputui.tui.widgets.timeline import Timeline
 from gputui.tui.widgets.training_pane import TrainingPane, spark_line
+from gputui.tui.widgets.verdict_pane import VerdictPane
 
 SMALL_HEIGHT = 30  # terminals with fewer rows are "-small": no timeline, so the metric chart has room
 LOW_BANDWIDTH_REFRESH_S = 2.0  # low_bandwidth: the screen refreshes at most this often
@@ -97,6 +98,7 @@ class DashboardScreen(Screen):
                 yield Timeline(id="timeline")
                 yield Heatmap(id="heatmap")
             yield TrainingPane(id="training")
+        yield VerdictPane(id="verdict")
         yield LogPane(id="log")
         yield Input(id="search", placeholder="search the log (enter: find, esc: close)")
         yield Footer()
@@ -171,6 +173,9 @@ class DashboardScreen(Screen):
         heatmap = self.query_one(Heatmap)
         if heatmap.display:
             heatmap.show(state.board.node_lines(), HEAT, self._heatmap_nodes)
+        if state.verdicts.settings is not self.config.verdict:  # a replay hands over new states
+            state.use_verdict_settings(self.config.verdict)
+        self.query_one(VerdictPane).show(state.verdict())  # every tick: a hang grows while nothing arrives
         # a replay hands over whole new states, whose versions start again: compare the object too
         drawn = self._drawn
         if drawn is not None and drawn[0] is state and drawn[1] == state.version and not force:
