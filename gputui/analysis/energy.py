@@ -20,16 +20,25 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from gputui.analysis.run import GpuStats
     from gputui.logs.epochs import EpochRow
 
 MAX_POINTS = 4096
 COVERED = 0.9  # a GPU's samples must span this share of an epoch for its energy to count
 RECENT_S = 60.0  # the window of the recent power (J per step without clocked steps)
 J_PER_KWH = 3.6e6
+
+
+class GpuEnergy(Protocol):
+    """What :func:`run_energy` reads of a GPU (:class:`~gputui.analysis.run.GpuStats`, which imports
+    this module: a protocol, not an import)."""
+
+    energy_j: float | None
+    energy_source: str | None
+
+    def energy_trace(self) -> EnergyTrace: ...
 
 
 @dataclass
@@ -118,7 +127,7 @@ class RunEnergy:
 
 
 def run_energy(
-    gpus: list[GpuStats],
+    gpus: list[GpuEnergy],
     rows: list[EpochRow],
     *,
     clocked_rows: bool,
