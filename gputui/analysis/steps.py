@@ -291,9 +291,10 @@ def trend_text(s: StepSummary) -> str | None:
     return f"{s.trend} {ARROWS[s.trend]} {s.trend_change:+.3g} per {s.trend_steps:,} steps"
 
 
-def step_rows(s: StepSummary) -> list[tuple[str, str]]:
+def step_rows(s: StepSummary, *, ended: bool = False) -> list[tuple[str, str]]:
     """(what, value) rows of a step summary: the text of ``gputui parse``, ``report`` and the headless
-    summary (the dashboard formats the same fields itself)."""
+    summary (the dashboard formats the same fields itself). ``ended``: the run has an outcome, so no
+    ETA (a run that stopped before its planned steps says where it stopped)."""
     rows = [("steps", progress_text(s) + (f" (run {s.run + 1})" if s.run else ""))]
     if s.loss_name is not None:
         trend = trend_text(s)
@@ -307,7 +308,10 @@ def step_rows(s: StepSummary) -> list[tuple[str, str]]:
         rows.append((str(s.throughput_unit), f"{s.throughput:,.0f} (recent)"))
     if s.mfu_pct is not None:
         rows.append(("MFU", f"{s.mfu_pct:.1f} %"))
-    if s.eta_s is not None and s.planned is not None:
+    if ended:
+        if s.planned is not None and s.left:
+            rows.append(("ended", f"at step {s.last_step:,} of {s.planned:,} planned ({s.left:,} not run)"))
+    elif s.eta_s is not None and s.planned is not None:
         rows.append(("ETA", f"{span(s.eta_s)} to step {s.planned:,} ({s.left:,} steps left)"))
     return rows
 

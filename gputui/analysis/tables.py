@@ -14,6 +14,7 @@ from gputui.analysis.energy import RunEnergy, joules_text
 from gputui.analysis.run import RunReport
 from gputui.analysis.scaling import ScalePoint
 from gputui.analysis.steps import step_rows
+from gputui.logs.outcome import has_ended
 from gputui.textsafe import printable
 
 EPOCH_ROWS_SHOWN = 12
@@ -94,7 +95,7 @@ def summary_table(report: RunReport) -> Table:
     for what, value in energy_rows(report.energy):
         table.add_row(what, value)
     if report.steps is not None:  # a run with steps and no epochs
-        for what, value in step_rows(report.steps):
+        for what, value in step_rows(report.steps, ended=has_ended(report.outcome)):
             table.add_row(_plain(what), _plain(value))
     else:
         table.add_row("epochs", str(len(report.epochs)))

@@ -29,6 +29,7 @@ from gputui.logs.epochs import EpochRow, EpochTable
 from gputui.logs.files.lightning_csv import CsvMetricsParser
 from gputui.logs.files.metric_files import metric_file_kind, metric_file_parser, metric_paths
 from gputui.logs.files.tensorboard import EventFileParser
+from gputui.logs.outcome import has_ended
 from gputui.logs.parser import FAMILIES, LogParser
 from gputui.logs.per_rank import PerRankSummary
 from gputui.logs.unread import Unread
@@ -144,10 +145,10 @@ def _table(rows: list[EpochRow]) -> list[str]:
     return ["  ".join(c.rjust(w) for c, w in zip(cells, widths, strict=False)) for cells in [header, *body]]
 
 
-def _step_lines(steps: StepSummary, count: int) -> list[str]:
+def _step_lines(steps: StepSummary, count: int, *, ended: bool) -> list[str]:
     """A step-based run (steps, no epochs): what it did and how fast (:mod:`gputui.analysis.steps`)."""
     lines = [f"steps (no epochs); {count} metric records (progress redraws sampled)"]
-    rows = step_rows(steps)
+    rows = step_rows(steps, ended=ended)
     width = max(len(what) for what, _ in rows)
     return lines + [f"  {what.ljust(width)}  {value}" for what, value in rows]
 
@@ -168,7 +169,8 @@ def _summary(
         if any(r.epoch_time_source == "measured" for r in rows):
             print("(m) = measured between epoch ends, not printed by the script", file=out)
     elif steps is not None:
-        for line in _step_lines(steps, count):
+        ended = any(r.get("event") == "outcome" and has_ended(r.get("outcome")) for r in events)
+        for line in _step_lines(steps, count, ended=ended):
             print(printable(line), file=out)
     else:
         print(f"no completed epochs; {count} metric records (progress redraws sampled)", file=out, end="")

@@ -395,3 +395,9 @@ class OutcomeTracker:
             detail["earlier_runs"] = [dict(entry) for entry in self.earlier]
         message = f"{outcome}: {info.get('evidence', '')}"[:300]
         return event("outcome", message=message, time=now, outcome=outcome, **detail)
+
+
+def has_ended(outcome: str | None) -> bool:
+    """Whether an outcome says the run is over (completed, stopped early or failed); ``truncated`` and
+    ``unknown`` do not (it may still run, or its log was cut)."""
+    return outcome is not None and outcome not in ("truncated", "unknown")

@@ -136,3 +136,15 @@ def test_headless_summary_says_which_ends_first(tmp_path: Path) -> None:
     assert "  time limit: the time limit ends first (6m 50s before the planned steps)" in lines
     state.job.time_limit_s = 3600 + 7200
     assert "  time limit: the planned steps end first (1h 23m before the limit)" in summary_lines(state)
+
+
+@pytest.mark.parametrize("ending", ["Training completed.\n", "torch.OutOfMemoryError: CUDA out of memory.\n"])
+def test_a_run_that_ended_before_its_planned_steps_gets_no_eta(tmp_path: Path, capsys, ending: str) -> None:
+    """A log with an outcome has ended: where it stopped, never an ETA to steps it will not run."""
+    log = step_logs.nanogpt(tmp_path / "nano.log")
+    with log.open("a") as f:
+        f.write(ending)
+    for command in ("parse", "report"):
+        out = _cli(capsys, command, str(log))
+        assert "ETA" not in out
+        assert "at step 12,000 of 19,073 planned (7,072 not run)" in out
