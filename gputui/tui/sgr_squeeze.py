@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import lru_cache
 
 _TOKEN = re.compile(
     r"\x1b\[([0-9;]*)m"  # a style (SGR)
@@ -45,8 +46,10 @@ Style = tuple[frozenset[str], str | None, str | None]  # attributes, foreground,
 DEFAULT: Style = (frozenset(), None, None)
 
 
+@lru_cache(maxsize=4096)
 def apply_sgr(style: Style, params: str) -> Style | None:
-    """``style`` after ``ESC[<params>m``; None when a code is not understood."""
+    """``style`` after ``ESC[<params>m``; None when a code is not understood (cached: a screen uses a few
+    dozen styles)."""
     attrs, fg, bg = set(style[0]), style[1], style[2]
     codes = params.split(";") if params else ["0"]
     i = 0
@@ -87,6 +90,7 @@ def _full(style: Style) -> list[str]:
     return ["0", *sorted(_ATTR_CODE[a] for a in attrs), *(c for c in (fg, bg) if c)]
 
 
+@lru_cache(maxsize=4096)
 def transition(now: Style | None, want: Style) -> str:
     """The shortest SGR sequence from ``now`` (None: unknown) to ``want``."""
     full = _full(want)

@@ -9,6 +9,8 @@ colours become styles; every other control sequence is dropped or shown escaped
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from rich.text import Text
 from textual.binding import Binding
 from textual.reactive import reactive
@@ -106,13 +108,22 @@ class LogPane(ChangedRows, can_focus=True):
         first = max(0, end - height)
         out = []
         for i in range(first, end):
-            line = Text.from_ansi(printable(lines[i], keep_colours=True))
+            line = _styled(lines[i])
+            if self.search or i == self.match_line:
+                line = line.copy()  # the cached one stays as it was
             if self.search:
                 line.highlight_words([self.search], style="reverse yellow", case_sensitive=False)
             if i == self.match_line:
                 line.stylize("bold")
             out.append(line)
         return out
+
+
+@lru_cache(maxsize=1024)
+def _styled(line: str) -> Text:
+    """A log line as styled text (cached: the same lines are shown refresh after refresh; not to be
+    changed in place)."""
+    return Text.from_ansi(printable(line, keep_colours=True))
 
 
 def _short(path: str) -> str:
