@@ -79,7 +79,7 @@ class ScreenDiff:
         if position < len(data):
             self._text(out, data[position:])
         if self.cursor != self.at:  # leave the cursor where Textual put it
-            out.append(_move(self.at))
+            out.append(_move(self.at, self.cursor))
             self.cursor = self.at
         return "".join(out)
 
@@ -119,7 +119,7 @@ class ScreenDiff:
 
     def _send(self, out: list[str], text: str, row: int, column: int) -> None:
         if self.cursor != (row, column):
-            out.append(_move((row, column)))
+            out.append(_move((row, column), self.cursor))
         out.append(transition(None, self.style))
         out.append(text)
         self.cells_sent += len(text)
@@ -134,5 +134,11 @@ class ScreenDiff:
         return write_diffed
 
 
-def _move(at: tuple[int, int]) -> str:
+def _move(at: tuple[int, int], cursor: tuple[int, int] | None = None) -> str:
+    """The cursor to ``at``: forward along its row from ``cursor`` when it is on that row (shorter), else
+    there (not backward: after the last column a terminal's cursor stays on it, so counting back from
+    there would land one cell off)."""
+    if cursor is not None and cursor[0] == at[0] and at[1] > cursor[1]:
+        step = at[1] - cursor[1]
+        return f"\x1b[{step if step > 1 else ''}C"
     return f"\x1b[{at[0] + 1};{at[1] + 1}H"

@@ -2,11 +2,11 @@
 opens the next with its full style, ``ESC[38;5;253;48;5;233m``, even when only the foreground changes.
 Over SSH that was 41-51 % of the dashboard's bytes. :class:`SgrSqueezer` rewrites the stream the driver
 writes so that each change of style sends only what changed (``ESC[38;5;80m``), with the same colours and
-attributes on every character.
+attributes on every character (spaces keep their background; their foreground is not seen and not sent).
 
 Textual-free. It keeps the terminal's style as it goes: a style code (SGR) is held back until text
 follows, then the shortest way from the terminal's style to the wanted one is sent (the changed parts, or
-a reset and the full style when that is shorter). Cursor moves (``ESC[row;colH``) and OSC strings
+a reset and the full style when that is shorter). Cursor moves (``ESC[row;colH``, ``ESC[nC``) and OSC strings
 (links) keep the style. Any other control sequence is passed through after the wanted style is sent,
 and the terminal's style is then taken as unknown (the next change resets it). A code it does not know
 (e.g. double underline) is sent as written, and so is every style code after it until a reset. Each
@@ -22,7 +22,7 @@ from functools import lru_cache
 
 _TOKEN = re.compile(
     r"\x1b\[([0-9;]*)m"  # a style (SGR)
-    r"|\x1b\[[0-9;]*H"  # a cursor move
+    r"|\x1b\[[0-9;]*[HC]"  # a cursor move (to a cell, forward)
     r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"  # an OSC string (a link, the clipboard)
     r"|\x1b\[[0-9;?<>=]*[ -/]*[@-~]"  # any other CSI sequence
     r"|\x1b."  # any other escape
@@ -42,6 +42,7 @@ _ATTR_OFF = {22: ("bold", "dim"), 23: ("italic",), 24: ("underline",), 25: ("bli
              28: ("conceal",), 29: ("strike",)}  # fmt: skip
 _OFF_CODE = {name: str(code) for code, names in _ATTR_OFF.items() for name in names}
 
+_VISIBLE_ON_BLANK = frozenset({"reverse", "underline", "strike", "conceal"})
 Style = tuple[frozenset[str], str | None, str | None]  # attributes, foreground, background (SGR params)
 DEFAULT: Style = (frozenset(), None, None)
 
@@ -130,7 +131,7 @@ class SgrSqueezer:
             params = match.group(1)
             if params is not None:  # a style
                 self._style(out, match.group(), params)
-            elif match.group().endswith("H") or match.group().startswith("\x1b]"):
+            elif match.group().endswith(("H", "C")) or match.group().startswith("\x1b]"):
                 out.append(match.group())  # a cursor move, an OSC string (a link): the style stays
             else:
                 self._sync(out)
@@ -155,8 +156,17 @@ class SgrSqueezer:
         self.opaque, self.wanted = False, wanted
 
     def _text(self, out: list[str], text: str) -> None:
-        self._sync(out)
+        if not self._blank_looks_the_same(text):
+            self._sync(out)
         out.append(text)
+
+    def _blank_looks_the_same(self, text: str) -> bool:
+        """Spaces show only their background (unless reversed, underlined, struck or hidden): a change
+        of foreground or weight before them is not sent."""
+        shown, wanted = self.shown, self.wanted
+        if self.opaque or shown is None or shown[2] != wanted[2] or text.strip(" "):
+            return False
+        return not (shown[0] | wanted[0]) & _VISIBLE_ON_BLANK
 
     def _sync(self, out: list[str]) -> None:
         if not self.opaque and self.shown != self.wanted:

@@ -102,3 +102,12 @@ async def test_a_full_repaint_of_an_unchanged_dashboard_sends_almost_nothing(tmp
             widget.refresh()  # every widget repainted, nothing changed
         await pilot.pause(0.2)
         assert CountingDriver.written - before < 200  # was a whole screen: ~15 KB at 120×40
+
+
+def test_changed_cells_further_along_a_row_are_reached_by_moving_forward():
+    diff = ScreenDiff()
+    diff.diff("\x1b[1;1Habc\x1b[1mdef\x1b[0mghij")
+    out = diff.diff("\x1b[1;1HaBc\x1b[1mdef\x1b[0mghIj")
+    assert (
+        out == "\x1b[1;2H\x1b[0mB\x1b[6C\x1b[0mI\x1b[C"
+    )  # to B, 6 cells on to I, then where Textual left it

@@ -38,7 +38,8 @@ def rendered(text: Text) -> str:
 
 
 def styles(ansi: str) -> list[tuple]:
-    """(character, its style as the terminal shows it) for every character, ``default`` colours as none."""
+    """(character, its style as the terminal shows it) for every character, ``default`` colours as none,
+    a space's foreground and weight left out (not seen)."""
     decoded = Text.from_ansi(ansi)
     out = []
     for i, char in enumerate(decoded.plain):
@@ -46,6 +47,8 @@ def styles(ansi: str) -> list[tuple]:
         colour = None if style.color is None or style.color.is_default else style.color
         back = None if style.bgcolor is None or style.bgcolor.is_default else style.bgcolor
         attrs = (style.bold, style.dim, style.italic, style.underline, style.underline2, style.reverse)
+        if char == " " and not (style.underline or style.underline2 or style.reverse or style.strike):
+            colour, attrs = None, ()  # a space shows only its background
         out.append((char, colour, back, tuple(bool(a) for a in attrs), style.strike or False, style.link))
     return out
 
@@ -76,3 +79,11 @@ def test_other_sequences_pass_through_and_the_style_is_then_sent_in_full():
     squeezer = SgrSqueezer()
     out = squeezer.squeeze("\x1b[1mA\x1b[0m\x1b[?2026h\x1b[1mB\x1b[0m\x1b]52;c;eA==\x07C")
     assert out == "\x1b[0;1mA\x1b[0m\x1b[?2026h\x1b[0;1mB\x1b]52;c;eA==\x07\x1b[0mC"
+
+
+def test_a_change_of_foreground_before_spaces_is_not_sent():
+    squeezer = SgrSqueezer()
+    assert (
+        squeezer.squeeze("\x1b[38;5;1mA\x1b[0m\x1b[38;5;2m   \x1b[0m\x1b[38;5;1mB") == "\x1b[0;38;5;1mA   B"
+    )
+    assert squeezer.squeeze("\x1b[0m\x1b[4m  ") == "\x1b[0;4m  "  # underlined spaces are seen: sent
