@@ -95,6 +95,7 @@ class DashboardState:
         self.clock: float | None = None  # a replay's cursor; None: the wall clock
         self.cursor: dict | None = None  # a replay's position (start, end, at, playing, speed, live)
         self.catch_up: tuple[int, int] | None = None  # (bytes read, size) while a log's history is read
+        self.clockless = False  # a replay of logs that print no times or durations: its times are an order
 
     # ------------------------------------------------------------------ input
 
@@ -267,7 +268,8 @@ class DashboardState:
         return self.clock if self.clock is not None else _time.time()
 
     def elapsed_s(self) -> float | None:
-        if self.job.started is None:
+        """Since the job started; None when not known (a replayed log without times or durations)."""
+        if self.job.started is None or self.clockless:
             return None
         end = self.job.ended or self.now()
         return max(0.0, end - self.job.started)

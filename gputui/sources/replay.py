@@ -3,8 +3,11 @@
 Each path is a file or a run directory, resolved to its files and their kinds by
 :mod:`gputui.sources.inputs`: record files (JSON lines) are read with the project's record reader, metric
 files by their readers; anything else is a training log, parsed by the project's log parser (its text
-is shown in the log pane). A log without timestamps is laid out one record per second ending at the
-file's modification time. Lines that are not records are counted (``skipped``), never fatal.
+is shown in the log pane). A log without timestamps is laid out by the step or epoch times it prints
+(:mod:`gputui.sources.log_clock`), ending at the file's modification time; one that prints no durations
+either has no clock: its records are laid out one per second, and the state says so (``clockless``: no
+elapsed time is shown). Lines appended while following get the time they are read. Lines that are not
+records are counted (``skipped``), never fatal.
 
 A training log of 16 MiB or more is shown tail first (:mod:`gputui.logs.catchup`): its last part, parsed
 on its own, and a "reading history N %" mark while the whole file is read; then the full state.
@@ -28,49 +31,17 @@ import time
 
 from gputui.logs.catchup import PREVIEW_MIN_BYTES, preview_records, read_tail
 from gputui.logs.files.metric_files import MetricFileFollower
-from gputui.logs.follower import FileFollower, LogFollower
+from gputui.logs.follower import LogFollower
 from gputui.monitor.logtext import LogText
 from gputui.monitor.state import DashboardState, JobInfo
 from gputui.sources.base import Feed, RecordSource
 from gputui.sources.inputs import LOG, RECORDS, RunError, RunFile, run_files
-from gputui.stream.io import DEFAULT_MAX_LINE_BYTES, ReadStats, records_of_line
+from gputui.sources.log_clock import place
+from gputui.sources.record_file import RecordFile
 from gputui.stream.records import Record
 
 SPEEDS = (0.25, 0.5, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 TICK_S = 0.1
-
-
-class _RecordFile:
-    """A record file read as it grows: complete lines only, each read as every gputui reader reads it
-    (:func:`gputui.stream.io.records_of_line`); bad and overlong lines counted in ``stats``."""
-
-    def __init__(self, path: str) -> None:
-        self.follower = FileFollower(path)
-        self.partial = b""
-        self.stats = ReadStats()
-        self.line = 0
-        self.dropping = False  # inside an overlong line: skip to its end
-
-    def poll(self) -> list[Record]:
-        out: list[Record] = []
-        while True:
-            change = self.follower.poll()
-            if change.reset:
-                self.partial, self.dropping = b"", False
-            lines = (self.partial + change.data).split(b"\n")
-            self.partial = lines.pop()
-            if self.dropping and lines:  # the end of an overlong line: already counted
-                self.dropping = False
-                lines.pop(0)
-            for raw in lines:
-                self.line += 1
-                out.extend(records_of_line(raw, self.line, self.stats))
-            if len(self.partial) > DEFAULT_MAX_LINE_BYTES:
-                self.line += 1
-                self.stats.note("too_long", self.line, f"longer than {DEFAULT_MAX_LINE_BYTES} bytes")
-                self.partial, self.dropping = b"", True
-            if not change.more:
-                return out
 
 
 class ReplaySource(RecordSource):
@@ -97,6 +68,9 @@ class ReplaySource(RecordSource):
         self._read: dict[str, tuple[int, int]] = {}  # large logs being read: (bytes read, size)
         self._unread: dict[str, tuple] = {}  # log path → its unread lines (a rebuilt state gets them)
         self._relearn: str | None = None  # reload everything (a pattern was taught), saying this note
+        self._began: float | None = None  # where the logs' durations say the run began
+        self._clocked = False  # some records carry a time or a printed duration
+        self._invented = False  # some log printed neither: its records' times are only an order
 
     def job_info(self) -> JobInfo:
         names = ", ".join(os.path.basename(p) for p in self.paths[:3]) + (" …" if len(self.paths) > 3 else "")
@@ -106,7 +80,10 @@ class ReplaySource(RecordSource):
 
     @property
     def span(self) -> tuple[float, float]:
-        return (self.times[0], self.times[-1]) if self.times else (0.0, 0.0)
+        """From the run's start (the first record, or earlier where a log's first duration ends there)."""
+        if not self.times:
+            return (0.0, 0.0)
+        return (min(self.times[0], self._began or self.times[0]), self.times[-1])
 
     def step_s(self) -> float:
         start, end = self.span
@@ -167,7 +144,7 @@ class ReplaySource(RecordSource):
     def _reader(self, feed: Feed, file: RunFile):
         """A follower by the file's kind: records, a training log (its text kept), else a metric file."""
         if file.kind == RECORDS:
-            return _RecordFile(file.path)
+            return RecordFile(file.path)
         if file.kind != LOG:
             return MetricFileFollower(file.path)
         path = file.path
@@ -212,6 +189,7 @@ class ReplaySource(RecordSource):
             log.feed(tail, time.time())
         records.sort(key=lambda r: r.time)
         state.ingest(records)
+        state.clockless = self._invented and not self._clocked
         state.catch_up = (0, sum(size for _, size in big))
         feed.replace_state(state)
 
@@ -228,33 +206,63 @@ class ReplaySource(RecordSource):
         self._logs[path].reset(why)
         feed.text_reset(path, why)
 
-    def _poll(self, readers: list) -> list[Record]:
-        new: list[Record] = []
+    def _gained(self, readers: list) -> list[tuple[str, bool, list[Record]]]:
+        """What each file gained: (path, whether it is a log or metric file, its records)."""
+        out = []
         for path, reader in readers:
             try:
                 records = reader.poll()
             except OSError:
                 continue
-            if isinstance(reader, LogFollower | MetricFileFollower):
-                records = self._retime(path, records)
+            if records:
+                out.append((path, isinstance(reader, LogFollower | MetricFileFollower), records))
+        self.skipped = sum(r.stats.skipped for _p, r in readers if isinstance(r, RecordFile))
+        return out
+
+    def _poll(self, readers: list) -> list[Record]:
+        """Followed lines: those without a printed time get the time they were read (none earlier than
+        the last record), still ``estimated`` (no epoch time is measured from them)."""
+        new: list[Record] = []
+        last = self.times[-1] if self.times else 0.0
+        for _path, log, records in self._gained(readers):
+            for rec in records if log else ():
+                if rec.get("time_source", "read") == "read":
+                    rec.time = max(rec.time, last)
+                    rec.fields["time_source"] = "estimated"
             new.extend(records)
-        self.skipped = sum(r.stats.skipped for _p, r in readers if isinstance(r, _RecordFile))
+        return new
+
+    def _read_all(self, readers: list) -> list[Record]:
+        """Everything there is now; each log's records without a printed time placed once all is read."""
+        logs: dict[str, list[Record]] = {}
+        new: list[Record] = []
+        while batch := self._gained(readers):
+            for path, log, records in batch:
+                (logs.setdefault(path, []) if log else new).extend(records)
+                self._clocked = self._clocked or not log
+        for path, records in logs.items():
+            new.extend(self._retime(path, records))
         return new
 
     def _retime(self, path: str, records: list[Record]) -> list[Record]:
-        """Log records read without a printed time: one per second, ending at the file's mtime."""
+        """Log records read without a printed time: placed by the durations the log prints, else one per
+        second (:func:`gputui.sources.log_clock.place`), ending at the file's mtime; ``estimated``."""
         untimed = [r for r in records if r.get("time_source", "read") == "read"]
+        self._clocked = self._clocked or len(untimed) < len(records)
         if not untimed:
             return records
         try:
             end = os.stat(path).st_mtime
         except OSError:
             end = time.time()
-        last = self.times[-1] if self.times else end - len(untimed)
-        start = max(last, end - len(untimed))
-        for i, rec in enumerate(untimed):
-            rec.time = start + i + 1
+        placement = place(untimed)
+        start = end - placement.total_s
+        for rec, offset in zip(untimed, placement.offsets, strict=True):
+            rec.time = start + offset
             rec.fields["time_source"] = "estimated"  # placed on the timeline, not measured: no epoch times
+        self._began = start if self._began is None else min(self._began, start)
+        self._clocked = self._clocked or placement.by is not None
+        self._invented = self._invented or placement.by is None
         return records
 
     def _add(self, records: list[Record]) -> None:
@@ -269,7 +277,8 @@ class ReplaySource(RecordSource):
     def _state_at(self, at: float) -> DashboardState:
         state = self.new_state(self.thresholds)
         end = bisect.bisect_right(self.times, at)
-        state.job.started = self.times[0] if self.times else None
+        state.job.started = self.span[0] if self.times else None
+        state.clockless = self._invented and not self._clocked
         state.ingest(self.records[:end])
         state.logs = {path: copy.deepcopy(log) for path, log in self._logs.items()}
         for level, message, when in self._said:
@@ -304,11 +313,8 @@ class ReplaySource(RecordSource):
             self._say(feed, "error", f"nothing to replay: {problems}" if problems else "nothing to replay")
             return None
         self._preview(feed, readers)
-        while True:  # load everything there is now
-            batch = self._poll(readers)
-            if not batch:
-                break
-            self._add(batch)
+        self._began, self._clocked, self._invented = None, False, False  # the preview's tail said nothing
+        self._add(self._read_all(readers))
         if not self.records:
             self._say(feed, "warning", "no records found in " + ", ".join(self.paths))
         if self.skipped:

@@ -168,8 +168,12 @@ class DashboardScreen(Screen):
             util, step = state.board.util_line, state.training.step_time
             self._update("#util-spark", spark_line("util %", util, 100.0) + "  " + spark_line("s/step", step))
         else:
-            self.query_one(Timeline).draw(state.board.util_line, state.training.step_time, force=force)
-        self.query_one(TrainingPane).draw_chart(state.training, self.metric, force=force)
+            self.query_one(Timeline).draw(
+                state.board.util_line, state.training.step_time, clockless=state.clockless, force=force
+            )
+        self.query_one(TrainingPane).draw_chart(
+            state.training, self.metric, clockless=state.clockless, force=force
+        )
         heatmap = self.query_one(Heatmap)
         if heatmap.display:
             heatmap.show(state.board.node_lines(), HEAT, self._heatmap_nodes)
@@ -223,7 +227,8 @@ class DashboardScreen(Screen):
             i = names.index(self.metric) + 1 if self.metric in names else 0
             self.metric = names[i % len(names)]
             self.metric_chosen = True
-            self.query_one(TrainingPane).draw_chart(self.state.training, self.metric, force=True)
+            chart = self.query_one(TrainingPane)
+            chart.draw_chart(self.state.training, self.metric, clockless=self.state.clockless, force=True)
 
     def action_log(self) -> None:
         pane = self.query_one(LogPane)

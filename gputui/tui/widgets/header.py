@@ -1,5 +1,6 @@
 """The header line (job, state, time, GPUs, epoch or step, ETA and whether it ends before the job's time
-limit) and the one-line alert banner, as text.
+limit) and the one-line alert banner, as text. A replayed log that prints no times or durations has no
+elapsed time: the header says ``no clock in the log`` and the replay cursor is a share of its records.
 
 The job's title and name, states and the alerts' evidence (log lines) come from outside: shown through
 :func:`gputui.textsafe.printable`, so no escape sequence in them reaches the terminal.
@@ -41,13 +42,18 @@ def header_text(state: DashboardState) -> Text:
     if elapsed is not None:
         limit = f"/{duration(job.time_limit_s)}" if job.time_limit_s else ""
         text.append(f" {duration(elapsed)}{limit}")
+    elif state.clockless:  # a replayed log without times or durations: no elapsed time can be known
+        text.append(" · no clock in the log", style="dim")
     if state.board.simulated or job.simulated:
         text.append("  SIMULATED", style="bold yellow")
     cursor = state.cursor
     if cursor:
         start, at, end = cursor.get("start", 0), cursor.get("at") or 0, cursor.get("end", 0)
         mark = "▶" if cursor.get("playing") else "⏸"
-        text.append(f"  {mark} {duration(at - start)}/{duration(end - start)} {cursor.get('speed', 1):g}×")
+        where = f"{duration(at - start)}/{duration(end - start)}"
+        if state.clockless:  # the records' order only: how far through them
+            where = f"{100 * (at - start) / max(end - start, 1e-9):.0f} %"
+        text.append(f"  {mark} {where} {cursor.get('speed', 1):g}×")
         if cursor.get("live"):
             text.append(" live", style="green")
     if state.catch_up is not None:

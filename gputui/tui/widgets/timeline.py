@@ -4,7 +4,8 @@ GPUs idle while the step time rises point at input or communication; GPUs busy w
 at a hang in a kernel or a collective. The job-wide mean utilisation (left axis, 0-100 %) and the seconds
 per step (right axis, from 0) are drawn over the job's elapsed time (``m:ss`` / ``h:mm:ss`` ticks from
 :mod:`gputui.tui.axes`), thinned to the plot's width, redrawn at most once a second and only when they
-changed.
+changed. A replayed log that prints no times or durations (``clockless``) has no time axis: the
+timeline says so instead of drawing its records over an invented one.
 """
 
 from __future__ import annotations
@@ -17,15 +18,17 @@ AXES_WIDTH = 12  # both y axes' labels and the frame: the plot's data area is th
 
 
 class Timeline(ThrottledPlot):
-    def draw(self, util: Series, step_time: Series, *, force: bool = False) -> None:
-        if not self.due((len(util), util.last, len(step_time), step_time.last), force=force):
+    def draw(self, util: Series, step_time: Series, *, clockless: bool = False, force: bool = False) -> None:
+        if not self.due((len(util), util.last, len(step_time), step_time.last, clockless), force=force):
             return
         plt = self.plt
         plt.clear_data()
         plt.clear_figure()
         times = [t for s in (util, step_time) for t in s.times[:1] + s.times[-1:]]
-        if not times:
-            self._title("GPU util % and step time: waiting for data")
+        if clockless or not times:
+            self._title(
+                f"GPU util % and step time: {'no times in the log' if clockless else 'waiting for data'}"
+            )
             self.refresh()
             return
         start, end = min(times), max(times)

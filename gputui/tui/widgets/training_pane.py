@@ -25,13 +25,15 @@ from gputui.tui.widgets.training_text import epoch_lines
 
 
 class MetricChart(ThrottledPlot):
-    """One metric against step or epoch."""
+    """One metric against step or epoch, else elapsed time; in the log's order where the log has no clock
+    (``clockless``: a replayed log without times or durations)."""
 
-    def draw(self, training: TrainingState, name: str | None, *, force: bool = False) -> None:
+    def draw(
+        self, training: TrainingState, name: str | None, *, clockless: bool = False, force: bool = False
+    ) -> None:
         series = training.metrics.get(name) if name else None
-        if not self.due(
-            (name, len(series.by_time) if series else 0, series.last if series else None), force=force
-        ):
+        key = (name, len(series.by_time) if series else 0, series.last if series else None, clockless)
+        if not self.due(key, force=force):
             return
         plt = self.plt
         plt.clear_data()
@@ -44,11 +46,13 @@ class MetricChart(ThrottledPlot):
             xs, ys = envelope(points.times, points.values, width)  # braille: 2 dots per cell
             if axis == "time":
                 xs = [x - xs[0] for x in xs]
-                axis = "elapsed"
+                axis = "order" if clockless else "elapsed"
             plt.plot(xs, ys, marker="braille")
             _ticks(plt, axis, xs, ys, width, self.size.height)
+            if axis == "order":
+                plt.xticks([])  # the records' order, not a time: no numbers on the axis
             plt.title(f"{name}" + (f"  ({series.nonfinite} seen)" if series.nonfinite else ""))
-            plt.xlabel(axis)
+            plt.xlabel("in the log's order (no times in it)" if axis == "order" else axis)
         self.refresh()
 
 
@@ -92,9 +96,11 @@ class TrainingPane(Vertical):
         yield Static(id="metric-spark")
         yield Static(id="epoch-lines")
 
-    def draw_chart(self, training: TrainingState, metric: str | None, *, force: bool = False) -> None:
+    def draw_chart(
+        self, training: TrainingState, metric: str | None, *, clockless: bool = False, force: bool = False
+    ) -> None:
         if not self.low_bandwidth:
-            self.query_one(MetricChart).draw(training, metric, force=force)
+            self.query_one(MetricChart).draw(training, metric, clockless=clockless, force=force)
             return
         series = training.metrics.get(metric) if metric else None
         self._update(
