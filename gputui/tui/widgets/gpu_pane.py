@@ -133,13 +133,13 @@ class GpuPane(ChangedRows, can_focus=True):
             node = board.nodes[host]
             if not node.gpus:
                 continue
-            selected = len(rows) == self.cursor and self.has_focus
             if self._is_expanded(host):
                 for gpu in node.ordered():
+                    selected = len(rows) == self.cursor and self.has_focus  # the cursor's row
                     out.append(self._gpu_row(gpu, found.of_gpu(gpu), selected))
                     rows.append(host)
-                    selected = False
             else:
+                selected = len(rows) == self.cursor and self.has_focus
                 out.append(self._node_row(node, found, selected))
                 rows.append(host)
         self._row_nodes = rows
