@@ -10,8 +10,9 @@ elapsed time on screen is the log's own. The placement is still an estimate (rec
 - epochs first (their times cover validation and everything between the steps), else steps;
 - a step (epoch) without a printed duration counts the mean of the printed ones; a stretch of steps that
   were not printed (a log that prints every 10th) counts as many steps at the duration printed at its end
-  (Megatron prints the mean over its logging interval), and the first printed step stands for one
-  printing interval (the steps before it, e.g. Megatron's first line at iteration 100);
+  (Megatron prints the mean over its logging interval), and a run's first printed step stands for one
+  printing interval, at most its own number (Megatron's first line at iteration 100 stands for 100
+  iterations, nanoGPT's step 0 for one, a run resumed at step 5,000 for one interval);
 - a counter that goes back (a relaunch appended to the file) goes on from where the previous run ended;
 - records with no step (epoch) number sit with the latest one before them (those before the first at
   the start).
@@ -65,8 +66,8 @@ def _units(
     goes_back: Callable[[int, int], bool],
 ) -> tuple[list[int | None], list[int], dict[int, float]]:
     """Each record's unit (its step or epoch, in order of appearance; None before the first), each unit's
-    count of steps (epochs) since the previous one (0 for a run's first: an interval, decided later) and
-    the duration printed for it."""
+    count of steps (epochs) since the previous one (for a run's first, minus its number: decided later)
+    and the duration printed for it."""
     index: dict[tuple[int, int], int] = {}
     unit_of: list[int | None] = []
     gaps: list[int] = []
@@ -80,7 +81,7 @@ def _units(
             unit = index.get((run, n))
             if unit is None and (last is None or n > last):
                 unit = index[(run, n)] = len(gaps)
-                gaps.append(0 if last is None else n - last)
+                gaps.append(n - last if last is not None else -max(n, 1))
                 last, current = n, unit
             if unit is not None:
                 seconds = _seconds(rec, names)
@@ -104,9 +105,9 @@ def _place(
     ends: list[float] = []
     total = 0.0
     for unit, gap in enumerate(gaps):
-        if gap == 0:  # a run's first unit: one printing interval (the next gap of its run), else one
-            following = gaps[unit + 1] if unit + 1 < len(gaps) else 0
-            gap = following or 1
+        if gap < 0:  # a run's first unit: one printing interval (its run's next gap), at most its number
+            following = gaps[unit + 1] if unit + 1 < len(gaps) and gaps[unit + 1] > 0 else 1
+            gap = min(following, -gap)
         total += gap * printed.get(unit, mean)
         ends.append(total)
     offsets = [0.0 if unit is None else ends[unit] for unit in unit_of]

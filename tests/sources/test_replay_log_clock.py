@@ -21,6 +21,7 @@ import pytest
 import step_logs
 
 from gputui.config import Config
+from gputui.logs.catchup import PREVIEW_MIN_BYTES
 from gputui.monitor.state import DashboardState
 from gputui.sources.base import Feed
 from gputui.sources.replay import ReplaySource
@@ -67,6 +68,15 @@ def test_a_nanogpt_log_lasts_its_printed_step_times(tmp_path: Path) -> None:
     line = state.training.step_time  # the timeline's time axis: the steps' own times
     assert abs((line.times[-1] - line.times[0]) - 12_000 * 0.3125) < 1e-6
     assert not state.clockless
+
+
+def test_a_large_log_read_thinned_still_lasts_its_step_times(tmp_path: Path) -> None:
+    """A log over 16 MiB is read in catch-up mode, which keeps only some steps: the steps between them
+    still count (250,001 steps at 312.5 ms, not the kept ones only, nor a first step standing for 128)."""
+    path = step_logs.nanogpt(tmp_path / "big.log", last=250_000, planned=300_000)
+    assert path.stat().st_size >= PREVIEW_MIN_BYTES
+    state = replayed(path)
+    assert state.elapsed_s() == pytest.approx(250_001 * 0.3125)
 
 
 def test_a_keras_log_lasts_its_printed_epoch_times_and_they_stay_printed(tmp_path: Path) -> None:
