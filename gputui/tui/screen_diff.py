@@ -39,7 +39,7 @@ class ScreenDiff:
         self.rows: dict[int, list[Cell | None]] = {}  # None: not known
         self.style: Style = DEFAULT  # the style Textual set last
         self.link: str | None = None
-        self.at: tuple[int, int] = (0, 0)  # where Textual's next character goes (row, column from 0)
+        self.at: tuple[int, int] | None = (0, 0)  # where Textual's next character goes (None: not known)
         self.cursor: tuple[int, int] | None = None  # where the terminal's cursor is (None: not known)
         self.cells_sent = 0
         self.cells_skipped = 0
@@ -76,14 +76,18 @@ class ScreenDiff:
             else:
                 out.append(other)
                 self.forget()
+                self.at = None  # e.g. leaving the alternate screen restores a cursor: not known here
         if position < len(data):
             self._text(out, data[position:])
-        if self.cursor != self.at:  # leave the cursor where Textual put it
+        if self.at is not None and self.cursor != self.at:  # leave the cursor where Textual put it
             out.append(_move(self.at, self.cursor))
             self.cursor = self.at
         return "".join(out)
 
     def _text(self, out: list[str], text: str) -> None:
+        if self.at is None:  # after a control sequence and before a cursor move: written as it is
+            out.append(text)
+            return
         for part in re.split(r"([\r\n])", text):
             if part == "\r":
                 self.at = (self.at[0], 0)

@@ -111,3 +111,15 @@ def test_changed_cells_further_along_a_row_are_reached_by_moving_forward():
     assert (
         out == "\x1b[1;2H\x1b[0mB\x1b[6C\x1b[0mI\x1b[C"
     )  # to B, 6 cells on to I, then where Textual left it
+
+
+def test_leaving_the_alternate_screen_moves_no_cursor() -> None:
+    """The terminal restores the main screen's cursor when the app leaves the alternate screen: nothing
+    the diff adds may move it (it once sent the cursor back to the last frame's position, so the shell's
+    next line was written over the top of the screen)."""
+    diff = ScreenDiff()
+    diff.diff("\x1b[?1049h\x1b[1;1Hframe text\x1b[5;7H")
+    assert diff.diff("\x1b[?1049l") == "\x1b[?1049l"
+    assert diff.diff("\x1b[?25h") == "\x1b[?25h"
+    assert diff.diff("after") == "after"  # where the terminal's cursor is, as it is
+    assert diff.diff("\x1b[?1049h\x1b[2;3Hx").endswith("\x1b[2;3H\x1b[0mx")  # back on a known position
