@@ -5,7 +5,8 @@ costs bytes.
 :class:`ScreenDiff` sits between Textual's driver and the terminal. It keeps what the terminal shows (a
 character and its style per cell) and, for each run of text Textual writes at a position, sends only the
 part from the first to the last changed cell, with a cursor move before it when the terminal's cursor is
-not already there and its style in full (:mod:`gputui.tui.sgr_squeeze` then shortens the style codes).
+not already there (or the few unchanged cells in between written again, when that is shorter) and its
+style in full (:mod:`gputui.tui.sgr_squeeze` then shortens the style codes).
 Textual-free. What it does not model is passed through and makes it forget the screen (every cell is
 then sent again): a control sequence other than a cursor move, a style, an OSC string or the cursor's
 and synchronised output's on/off; a style code it does not know; a character not one cell wide. The app
@@ -20,7 +21,7 @@ from collections.abc import Callable
 
 from rich.cells import cell_len
 
-from gputui.tui.sgr_squeeze import DEFAULT, Style, apply_sgr, transition
+from gputui.tui.sgr_squeeze import DEFAULT, SEEN_ON_BLANK, Style, apply_sgr, transition
 
 _TOKEN = re.compile(
     r"\x1b\[([0-9;]*)m"  # 1: a style (SGR)
@@ -29,6 +30,7 @@ _TOKEN = re.compile(
     r"|(\x1b\[\?(?:2026|25)[hl])"  # 5: synchronised output, cursor shown/hidden: change no cell
     r"|(\x1b\[[0-9;?<>=]*[ -/]*[@-~]|\x1b.)"  # 6: anything else
 )
+MAX_GAP = 3  # unchanged cells sent again rather than jumped over (a jump costs 3-4 bytes)
 Cell = tuple[str, Style, str | None]  # character, style, the OSC 8 link in effect
 
 
@@ -41,13 +43,14 @@ class ScreenDiff:
         self.link: str | None = None
         self.at: tuple[int, int] | None = (0, 0)  # where Textual's next character goes (None: not known)
         self.cursor: tuple[int, int] | None = None  # where the terminal's cursor is (None: not known)
+        self.sent_style: tuple[Style, str | None] | None = None  # of the last text sent
         self.cells_sent = 0
         self.cells_skipped = 0
 
     def forget(self) -> None:
         """The terminal's content is not known any more (a resize, a clear): send everything again."""
         self.rows.clear()
-        self.cursor = None
+        self.cursor = self.sent_style = None
 
     def diff(self, data: str) -> str:
         out: list[str] = []
@@ -123,11 +126,39 @@ class ScreenDiff:
 
     def _send(self, out: list[str], text: str, row: int, column: int) -> None:
         if self.cursor != (row, column):
-            out.append(_move((row, column), self.cursor))
+            out.append(self._gap(row, column) or _move((row, column), self.cursor))
         out.append(transition(None, self.style))
+        self.sent_style = (self.style, self.link)
         out.append(text)
         self.cells_sent += len(text)
         self.cursor = (row, column + len(text))
+
+    def _gap(self, row: int, column: int) -> str:
+        """The few cells between the cursor and ``column`` written again as they are, when that is
+        shorter than a cursor move: single-byte characters in the style last sent; else ''."""
+        cursor = self.cursor
+        if cursor is None or cursor[0] != row or not 0 < column - cursor[1] <= MAX_GAP:
+            return ""
+        cells = self.rows[row][cursor[1] : column]
+        if self.sent_style is None or not all(self._same_as_sent(cell) for cell in cells):
+            return ""
+        return "".join(cell[0] for cell in cells)  # type: ignore[index]
+
+    def _same_as_sent(self, cell: Cell | None) -> bool:
+        """``cell`` looks the same written in the style last sent: the same style, or a space on the same
+        background (a space's foreground is not seen)."""
+        if cell is None or cell[0] > "~" or self.sent_style is None:
+            return False
+        sent, link = self.sent_style
+        if cell[1:] == (sent, link):
+            return True
+        style = cell[1]
+        return (
+            cell[0] == " "
+            and cell[2] == link
+            and style[2] == sent[2]
+            and not (style[0] | sent[0]) & SEEN_ON_BLANK
+        )
 
     def diffing(self, write: Callable[[str], None]) -> Callable[[str], None]:
         """``write`` that is given only what changes the screen."""

@@ -42,7 +42,7 @@ _ATTR_OFF = {22: ("bold", "dim"), 23: ("italic",), 24: ("underline",), 25: ("bli
              28: ("conceal",), 29: ("strike",)}  # fmt: skip
 _OFF_CODE = {name: str(code) for code, names in _ATTR_OFF.items() for name in names}
 
-_VISIBLE_ON_BLANK = frozenset({"reverse", "underline", "strike", "conceal"})
+SEEN_ON_BLANK = frozenset({"reverse", "underline", "strike", "conceal"})
 Style = tuple[frozenset[str], str | None, str | None]  # attributes, foreground, background (SGR params)
 DEFAULT: Style = (frozenset(), None, None)
 
@@ -166,7 +166,7 @@ class SgrSqueezer:
         shown, wanted = self.shown, self.wanted
         if self.opaque or shown is None or shown[2] != wanted[2] or text.strip(" "):
             return False
-        return not (shown[0] | wanted[0]) & _VISIBLE_ON_BLANK
+        return not (shown[0] | wanted[0]) & SEEN_ON_BLANK
 
     def _sync(self, out: list[str]) -> None:
         if not self.opaque and self.shown != self.wanted:

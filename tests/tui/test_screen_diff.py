@@ -123,3 +123,13 @@ def test_leaving_the_alternate_screen_moves_no_cursor() -> None:
     assert diff.diff("\x1b[?25h") == "\x1b[?25h"
     assert diff.diff("after") == "after"  # where the terminal's cursor is, as it is
     assert diff.diff("\x1b[?1049h\x1b[2;3Hx").endswith("\x1b[2;3H\x1b[0mx")  # back on a known position
+
+
+def test_a_short_unchanged_gap_in_the_same_look_is_written_again_instead_of_jumped():
+    diff = ScreenDiff()
+    diff.diff("\x1b[1;1H 4%\x1b[38;5;1m x\x1b[0m")
+    out = diff.diff("\x1b[1;1H 5%\x1b[38;5;1m y\x1b[0m")
+    # "5", then "%" (the style just sent) and " " (a space: its colour is not seen) again, then "y"
+    assert out == "\x1b[1;2H\x1b[0m5% \x1b[0;38;5;1my"
+    out = diff.diff("\x1b[1;1H 6\x1b[1m%\x1b[0m\x1b[38;5;1m z\x1b[0m")  # "%" now bold: changed, sent
+    assert out == "\x1b[1;2H\x1b[0m6\x1b[0;1m% \x1b[0;38;5;1mz"
