@@ -13,6 +13,7 @@ from collections import deque
 from collections.abc import Callable
 
 WINDOW_S = 10.0  # the rates shown are over about this long
+MIN_SPAN_S = 2.0  # a rate over less time than this is noise (a start-up burst): not shown
 
 
 class CostMeter:
@@ -50,12 +51,12 @@ class CostMeter:
             self._samples.popleft()
 
     def rates(self) -> tuple[float, float, float] | None:
-        """(bytes/s, CPU % of one core, seconds covered) from the oldest sample to now; None before any
-        time has passed."""
+        """(bytes/s, CPU % of one core, seconds covered) from the oldest sample to now; None before
+        :data:`MIN_SPAN_S` have passed."""
         now = self.clock()
         then, written, cpu = self._samples[0]
         span = now - then
-        if span <= 0:
+        if span < MIN_SPAN_S:
             return None
         return (self.bytes_written - written) / span, 100 * (self.cpu_clock() - cpu) / span, span
 

@@ -19,6 +19,7 @@ from textual.widgets import Input
 
 from gputui.config import load_config_or_defaults
 from gputui.slurm.commands import SlurmError
+from gputui.tui.cost_meter import CostMeter
 
 WIDE = (120, 36)
 SMALL = (80, 24)
@@ -188,6 +189,12 @@ def test_signal_choice(snap_compare, folder):
 
 def test_help_screen(snap_compare, folder):
     async def help_(pilot: Pilot) -> None:
+        # the app's own cost, from a meter on a fixed clock: 15 kB and 0.2 s of CPU over 10 s
+        wall, cpu = [0.0], [0.0]
+        meter = CostMeter(clock=lambda: wall[0], cpu_clock=lambda: cpu[0])
+        meter.count("x" * 15_000)
+        wall[0], cpu[0] = 10.0, 0.2
+        pilot.app.cost_meter = meter
         await pilot.press("question_mark")
 
     assert snap(snap_compare, sample(), then=help_)

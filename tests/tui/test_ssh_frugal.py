@@ -17,7 +17,7 @@ from gputui.config import AlertThresholds
 from gputui.monitor.logtext import LogText
 from gputui.monitor.state import DashboardState, JobInfo
 from gputui.stream.records import gpu_sample
-from gputui.tui.cost_meter import CostMeter
+from gputui.tui.cost_meter import MIN_SPAN_S, CostMeter
 from gputui.tui.widgets.gpu_pane import GpuPane
 from gputui.tui.widgets.log_pane import LogPane
 
@@ -151,6 +151,8 @@ def test_the_cost_meter_reads_bytes_and_cpu_over_its_window():
     assert meter.line() == "gputui's own cost: not measured yet"
     write = meter.counting(lambda data: None)
     write("\x1b[1;1Hé" * 100)  # 6 + 2 bytes (é is two in UTF-8)
+    clock[0] = 101.0  # one second: a start-up burst, not a rate
+    assert meter.rates() is None and meter.line() == "gputui's own cost: not measured yet"
     clock[0], cpu[0] = 104.0, 5.2
     assert meter.rates() == pytest.approx((200.0, 5.0, 4.0))
     assert meter.line() == "gputui's own cost: 200 B/s to the terminal, 5.0 % CPU (last 4 s)"
@@ -170,6 +172,7 @@ async def test_the_help_screen_shows_what_the_app_sends_to_the_terminal(tmp_path
         await tui_data.wait_loaded(pilot)
         assert app.cost_meter.bytes_written > 5000  # the first frames: the whole dashboard
         assert "\x1b[0m\x1b[" not in CountingDriver.last  # styles sent as changes (gputui.tui.sgr_squeeze)
+        await pilot.pause(MIN_SPAN_S)  # a rate over less time is not shown
         await pilot.press("question_mark")
         await pilot.pause(0.3)
         shown = str(app.screen.query_one("#own-cost", Static).render())
