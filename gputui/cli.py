@@ -126,7 +126,9 @@ def build_parser() -> argparse.ArgumentParser:
     options.add_low_bandwidth_option(replay)
     options.add_pattern_option(replay)
     report = sub.add_parser(
-        "report", help="a run's GPUs (util, idle, memory, energy), epoch times, throughput, final metrics"
+        "report",
+        help="a run's GPUs (util, idle, memory, energy), epoch times, throughput, final metrics, and why it "
+        "was slow or stuck",
     )
     report.add_argument("runs", nargs="+", metavar="RUN", help="record file, training log, or job id")
     options.add_report_options(report)
