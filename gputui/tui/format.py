@@ -48,3 +48,16 @@ def number(value: float | None, digits: int = 4) -> str:
     if abs(value) >= 1000:
         return f"{value / 1000:.1f}k"
     return f"{value:.{digits}g}"
+
+
+def line_count(content: object) -> int | None:
+    """How many lines a Static's content has (None: not plain text or Rich ``Text``), so an update that
+    keeps the count can skip Textual's layout pass (a layout of the whole screen per update otherwise)."""
+    plain = getattr(content, "plain", content)
+    return plain.count("\n") + 1 if isinstance(plain, str) else None
+
+
+def needs_layout(old: object, new: object) -> bool:
+    """Whether replacing ``old`` by ``new`` in a widget of fixed width may change its height."""
+    count = line_count(new)
+    return count is None or count != line_count(old)

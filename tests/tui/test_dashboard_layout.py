@@ -21,6 +21,7 @@ from gputui.monitor.series import Series
 from gputui.sources.replay import ReplaySource
 from gputui.stream.records import Record
 from gputui.tui.app import GputuiApp
+from gputui.tui.format import needs_layout
 from gputui.tui.screens.dashboard import LOW_BANDWIDTH_REFRESH_S
 from gputui.tui.screens.dashboard_layout import LeftColumn, left_column
 from gputui.tui.widgets.heatmap import Thresholds, heat_rows, pair_label
@@ -202,3 +203,31 @@ def test_pair_label():
     assert pair_label("nid001234", "nid001235").rstrip() == "nid001234/35"
     assert pair_label("alpha-long-name", "beta").rstrip() == "alpha-long-nam"
     assert pair_label("solo", None).rstrip() == "solo"
+
+
+async def test_a_changed_line_of_the_same_height_needs_no_layout_pass(folder):  # noqa: F811
+    """The header's clock ticks every second: its update must not lay the whole screen out again (it did:
+    a layout pass per refresh was a third of the dashboard's CPU); a text that gains a line does."""
+    app = tui_data.make_app(tui_data.lost_node(folder))
+    try:
+        async with app.run_test(size=(120, 36)) as pilot:
+            screen = await tui_data.wait_loaded(pilot)
+            header = screen.query_one("#header", Static)
+            layouts: list[bool] = []
+            real = header.update
+            header.update = lambda content, layout=True: (
+                layouts.append(layout) or real(content, layout=layout)
+            )
+            screen._update("#header", Text("gputui  job 1  RUNNING 00:00:01"))
+            screen._update("#header", Text("gputui  job 1  RUNNING 00:00:02"))
+            screen._update("#header", Text("gputui  job 1\nRUNNING 00:00:03"))
+            assert layouts == [False, False, True]
+    finally:
+        app.source.stop()
+
+
+def test_needs_layout_compares_line_counts() -> None:
+    assert not needs_layout(Text("a"), Text("b"))
+    assert not needs_layout("a\nb", Text("c\nd"))
+    assert needs_layout(Text("a"), Text("a\nb"))
+    assert needs_layout(None, Text("a"))

@@ -28,6 +28,7 @@ from gputui.textsafe import printable
 if TYPE_CHECKING:
     from gputui.sources.replay import ReplaySource
     from gputui.tui.screens.teach import Lesson
+from gputui.tui.format import needs_layout
 from gputui.tui.messages import FeedReady, SourceFinished
 from gputui.tui.screens.alerts import AlertsScreen
 from gputui.tui.screens.dashboard_layout import left_column
@@ -193,9 +194,12 @@ class DashboardScreen(Screen):
 
     def _update(self, selector: str, content: object) -> None:
         """``Static.update`` only when the content changed (an update repaints even when identical)."""
-        if self._shown.get(selector) != content:
+        old = self._shown.get(selector)
+        if old != content:
             self._shown[selector] = content
-            self.query_one(selector, Static).update(content)  # type: ignore[arg-type]
+            # same number of lines: no layout pass (the header's clock ticks every second)
+            layout = old is None or needs_layout(old, content)
+            self.query_one(selector, Static).update(content, layout=layout)  # type: ignore[arg-type]
 
     def _size_panes(self) -> None:
         """The GPU pane as tall as its GPUs need, the heatmap as its nodes need, the time chart the rest

@@ -19,7 +19,7 @@ from gputui.analysis.energy import RunEnergy
 from gputui.monitor.series import Series, envelope
 from gputui.monitor.training import TrainingState
 from gputui.tui.axes import step_ticks, tick_room, time_ticks, value_ticks
-from gputui.tui.format import number, spark
+from gputui.tui.format import needs_layout, number, spark
 from gputui.tui.widgets.throttled_plot import ThrottledPlot
 from gputui.tui.widgets.training_text import epoch_lines
 
@@ -112,6 +112,8 @@ class TrainingPane(Vertical):
 
     def _update(self, selector: str, content: object) -> None:
         """Repaint a line only when its content changed."""
-        if self._shown.get(selector) != content:
+        old = self._shown.get(selector)
+        if old != content:
             self._shown[selector] = content
-            self.query_one(selector, Static).update(content)  # type: ignore[arg-type]
+            layout = old is None or needs_layout(old, content)  # same number of lines: no layout pass
+            self.query_one(selector, Static).update(content, layout=layout)  # type: ignore[arg-type]

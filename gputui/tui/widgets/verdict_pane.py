@@ -79,5 +79,6 @@ class VerdictPane(Static):
         lines = tuple(f.line() + f.level.name for f in findings)
         if lines == self._lines:
             return
+        rows = [max(1, min(len(each or ()), MAX_LINES)) for each in (self._lines, lines)]
         self._lines = lines
-        self.update(verdict_text(findings))
+        self.update(verdict_text(findings), layout=rows[0] != rows[1])  # same rows: no layout pass
