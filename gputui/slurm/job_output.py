@@ -1,7 +1,8 @@
 """Following a Slurm job's output while attached: its StdOut/StdErr files (resolved by ``scontrol``) with
 the project's one file follower and log parser (:class:`gputui.logs.follower.LogFollower`: polling,
 truncation, rotation, a file not created yet), and the metric files of its run directory
-(:func:`gputui.logs.files.metric_files.run_dir_files`, looked for until they appear). The training metrics
+(:func:`gputui.logs.files.metric_files.run_dir_files`, looked for until they appear, then now and then
+for more). The training metrics
 they hold go to ``emit``, as records of the same stream as the probe step's (:mod:`gputui.slurm.attach`)."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from gputui.slurm.jobs import Job
 from gputui.stream.records import Record
 
 RUN_DIR_CHECK_S = 10.0  # how often to look for the job's lightning_logs/ until it appears
+RECHECK_FACTOR = 6  # then for files that appear later, this many times less often (one minute)
 
 
 class JobOutput:
@@ -65,22 +67,26 @@ class JobOutput:
             self.followers.append((path, follower))
 
     def look_for_metric_files(self) -> None:
-        """Lightning's metric files of the job (its working directory's ``lightning_logs/``), looked for
-        every ``check_every`` seconds until they appear: a training writes them only once it has started."""
+        """The metric files of the job's run directory (its working directory's ``lightning_logs/``, an
+        ``nccl-inspector-<job>/`` folder, ...), looked for every ``check_every`` seconds until some appear
+        (a training writes them only once it has started), then every ``RECHECK_FACTOR`` × that for files
+        that appear later (each NCCL Inspector process writes its own file when its rank starts)."""
         now, job = time.monotonic(), self.job
-        if self._metric_files_found or not job.work_dir or now < self._next_dir_check:
+        if not job.work_dir or now < self._next_dir_check:
             return
-        self._next_dir_check = now + self.check_every
+        every = self.check_every * (RECHECK_FACTOR if self._metric_files_found else 1)
+        self._next_dir_check = now + every
         from gputui.logs.files.metric_files import MetricFileFollower, run_dir_files
 
         since = self._job_started - 60  # a run directory of this job, not an older run's
-        files = run_dir_files(job.work_dir, job_id=job.job_id, since=since)
-        for path in files:
+        known = {path for path, _follower in self.followers}
+        new = [p for p in run_dir_files(job.work_dir, job_id=job.job_id, since=since) if p not in known]
+        for path in new:
             self.followers.append((path, MetricFileFollower(path, job=job.job_id)))
-        if files:
+        if new:
             self._metric_files_found = True
             if self.on_found is not None:
-                self.on_found(files)
+                self.on_found(new)
 
     def reread(self) -> None:
         """The output files parsed again from the start (the patterns in effect now), their text not

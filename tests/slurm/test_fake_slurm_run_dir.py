@@ -6,6 +6,7 @@ tensorboardX, as Lightning's TensorBoardLogger writes one."""
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -56,3 +57,22 @@ def test_attach_follows_the_jobs_lightning_logs_once_they_appear(slurm, tmp_path
     assert values == [(0, 2.5, "epoch", "3"), (1, 1.5, "epoch", "3")]
     (said,) = [e for e in run.events("job_state") if e["message"].startswith("following ")]
     assert "lightning_logs/version_3/events.out.tfevents." in said["message"]
+
+
+def test_attach_also_follows_metric_files_that_appear_later(slurm, tmp_path: Path) -> None:
+    """Once the job's lightning_logs/ were found, files that appear afterwards are followed too: an
+    ``nccl-inspector-<job>/`` folder whose processes start writing later (it was never looked for again)."""
+    write_epochs(tmp_path / "lightning_logs" / "version_3", [2.5])
+    run = slurm.attach(follow_logs=True, log_poll_s=0.1)
+    run.wait(lambda: any(r.kind == "metric" for r in run.snapshot()), "the job's epoch")
+    example = Path(__file__).parent.parent / "logs" / "per_rank" / "nccl_run" / "nccl-inspector-4242"
+    shutil.copytree(example, tmp_path / "nccl-inspector-3")  # this job's (id 3), written after the start
+
+    def nccl_ranks() -> set[int]:
+        records = run.snapshot()
+        return {r["rank"] for r in records if r.kind == "metric" and r.get("source") == "nccl_inspector"}
+
+    run.wait(lambda: nccl_ranks() == {0, 1, 2, 3}, "every rank's NCCL Inspector records")
+    assert run.stop() == 0
+    said = [e["message"] for e in run.events("job_state") if e["message"].startswith("following ")]
+    assert len(said) == 2 and "nccl-inspector-3/" in said[1] and "lightning_logs" not in said[1]
