@@ -33,7 +33,7 @@ LOG = "log"  # a training log, read by the project's log parser
 # other kinds are those of metric_file_kind: "csv", "tensorboard", "mlflow", "wandb"
 JOB_ID = re.compile(r"^\d+(?:_\d+)?$")
 READ_SIZE = 1 << 20
-NO_METRIC_FILES = "a directory without metrics.csv, event files or lightning_logs/"
+NO_METRIC_FILES = "a directory without metrics.csv, event files, lightning_logs/ or nccl-inspector-*/"
 
 
 class RunError(Exception):

@@ -69,7 +69,7 @@ def test_a_job_id_reads_its_output_and_record_files_together(tmp_path: Path, cap
     [
         ("999999", "job 999999: no slurm-999999.out"),
         ("nope.log", "nope.log: no such file"),
-        (".", "a directory without metrics.csv, event files or lightning_logs/"),
+        (".", "a directory without metrics.csv, event files, lightning_logs/ or nccl-inspector-*/"),
     ],
 )
 def test_a_run_that_cannot_be_read_is_one_line(
