@@ -20,6 +20,7 @@ HOME_HELP = """\
   l       launch a job from a form (live batch-script preview)
   c       cancel the job (asks; y confirms)       s   send a signal (USR1, USR2, TERM, INT)
   v       view its batch script                   e   edit a copy in $EDITOR and resubmit
+  H       hold a pending job (asks)               U   release a held job
   o       open a shell inside the job (srun --overlap --pty, on the node you pick)
   /       filter (words matched in any column)    r   refresh now
   h       my GPU-hours: ended jobs, GPUs, mean use, idle GPU-hours (p: 1d/7d/30d)
