@@ -18,7 +18,7 @@ HELP = """\
   g            focus the GPU pane   l   focus the log pane / next output file
   t            next training metric in the chart
   T            teach a log format: name the numbers of a line not read (kept in the settings)
-  R            the run's report: GPUs, epoch times, throughput, final metrics (as `gputui report`)
+  R            the run's report: GPUs, energy, epoch times, throughput, verdict (as `gputui report`)
   /            search the log (enter: find, n: next older match, esc: close)
 [b]GPU pane[/b]
   ↑/↓          move between rows    enter   expand / collapse a node's roll-up row
@@ -31,8 +31,11 @@ HELP = """\
   home / end   start / end (end follows files still being written)
   space        play / pause         [ / ]   half / double speed
 
-SIMULATED means the GPU values are not from a real GPU (demo, --backend sim).
-Thresholds: ~/.config/gputui/config.toml (or $GPUTUI_CONFIG), see docs/dashboard.md.
+The line under the panes is the verdict: why the job is slow or stuck, across its nodes (docs/verdicts.md).
+With 3 nodes or more, a heatmap under the time chart shows each node's GPU use (a slow node is a stripe).
+SIMULATED means the GPU values are not from a real GPU (demo, --backend sim). On a slow link:
+--low-bandwidth (\\[dashboard] low_bandwidth): a slower refresh and no braille charts.
+Thresholds: ~/.config/gputui/config.toml (or $GPUTUI_CONFIG), see docs/dashboard.md and docs/verdicts.md.
 """
 
 
