@@ -47,7 +47,9 @@ def test_report_of_a_run_directory(tmp_path: Path, capsys) -> None:
 def test_a_directory_without_metric_files_is_one_line(tmp_path: Path, capsys) -> None:
     assert main(["replay", "--headless", str(tmp_path)]) != 0
     err = capsys.readouterr()
-    assert "a directory without metrics.csv, event files, lightning_logs/ or nccl-inspector-*/" in err.out + err.err
+    assert "a directory without metrics.csv, event files, lightning_logs/ or nccl-inspector-*/" in (
+        err.out + err.err
+    )
 
 
 def test_a_log_without_times_gives_no_epoch_times(tmp_path: Path, capsys) -> None:

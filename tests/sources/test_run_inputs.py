@@ -99,7 +99,10 @@ def test_a_file_is_never_taken_for_a_job_id_where_they_are_not_runs(tmp_path: Pa
     ("name", "message"),
     [
         ("nope.log", "{path}: no such file"),
-        ("empty-dir", "{path}: a directory without metrics.csv, event files, lightning_logs/ or nccl-inspector-*/"),
+        (
+            "empty-dir",
+            "{path}: a directory without metrics.csv, event files, lightning_logs/ or nccl-inspector-*/",
+        ),
     ],
 )
 def test_a_run_that_cannot_be_resolved_is_one_line(tmp_path: Path, name: str, message: str) -> None:
