@@ -202,15 +202,29 @@ def test_array_job(env, tmp_path) -> None:
         scancel(job, env)
 
 
+# The signalled script is Python, not bash: a bash loop forks `sleep` all the time, and a signal that lands in
+# a child between fork and exec (or before bash installs the trap) ends the script, which once made this
+# test see COMPLETING on Slurm 26.05 in CI. Python's handler runs in the one process, and sleep resumes.
+SIGNALLED_SCRIPT = f"""#!{sys.executable}
+import signal, time
+signal.signal(signal.SIGUSR1, lambda *_: print("got USR1", flush=True))
+print("ready", flush=True)
+for _ in range(600):
+    time.sleep(0.2)
+"""
+
+
 def test_signal_and_cancel_confirmed(env, tmp_path) -> None:
-    job = sbatch('trap "echo got USR1" USR1\nfor i in $(seq 600); do sleep 0.2; done', env, tmp_path)
+    job = sbatch(SIGNALLED_SCRIPT, env, tmp_path)
     try:
         wait_job_state(job, {"RUNNING"}, 30, env)
+        out = tmp_path / f"slurm-{job}.out"
+        wait_for(lambda: out.exists() and "ready" in out.read_text(), 30, what="the handler to be installed")
         res = gputui(["cancel", job, "--signal", "usr1"], env, tmp_path)
         assert res.returncode == 0 and "SIGUSR1" in res.stdout, res.stderr
-        out = tmp_path / f"slurm-{job}.out"
-        wait_for(lambda: out.exists() and "got USR1" in out.read_text(), 15, what="the trap to run")
-        assert job_detail(job, env=env).state == "RUNNING"
+        wait_for(lambda: "got USR1" in out.read_text(), 15, what="the handler to run")
+        detail = job_detail(job, env=env)
+        assert detail.state == "RUNNING", (detail, out.read_text())
         result = cancel_job(job, env=env)
         assert result.confirmed and result.state == "CANCELLED"
     finally:
