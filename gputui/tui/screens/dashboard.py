@@ -170,7 +170,11 @@ class DashboardScreen(Screen):
             self._update("#util-spark", spark_line("util %", util, 100.0) + "  " + spark_line("s/step", step))
         else:
             self.query_one(Timeline).draw(
-                state.board.util_line, state.training.step_time, clockless=state.clockless, force=force
+                state.board.util_line,
+                state.training.step_time,
+                clockless=state.clockless,
+                ended=self.finished,
+                force=force,
             )
         self.query_one(TrainingPane).draw_chart(
             state.training, self.metric, clockless=state.clockless, force=force
@@ -190,7 +194,14 @@ class DashboardScreen(Screen):
         self.query_one(TrainingPane).show_epochs(state.training, state.analysis.energy(last=1))
         logs = list(state.logs.values())
         log = logs[self.log_index % len(logs)] if logs else None
-        self.query_one(LogPane).show(log, max(0, len(logs) - 1))
+        self.query_one(LogPane).show(log, max(0, len(logs) - 1), ended=self._output_ended())
+
+    def _output_ended(self) -> bool:
+        """No more output will come: the source returned (a local run, a detached job), the job reached a
+        final state, or, in a replay (which has no job to ask), the log says its run is over."""
+        state = self.state
+        recorded_end = state.job.kind == "replay" and state.training.ended
+        return self.finished or state.job.ended is not None or recorded_end
 
     def _update(self, selector: str, content: object) -> None:
         """``Static.update`` only when the content changed (an update repaints even when identical)."""

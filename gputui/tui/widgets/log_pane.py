@@ -1,5 +1,6 @@
 """The log pane: the job's output as a terminal would show it (ANSI colours, the current ``\\r`` frame),
-followed live or paused and scrolled, searchable.
+followed live or paused and scrolled, searchable. Once no more output can come (the run or job ended, the
+source stopped) the title says ``ended`` instead of ``following``.
 
 Only the visible lines are turned into styled text on each refresh, whatever the log's length, and only
 the screen rows that changed are repainted (an unchanged pane costs no bytes over SSH). A line's
@@ -38,9 +39,11 @@ class LogPane(ChangedRows, can_focus=True):
         self.back = 0  # lines scrolled back from the end (0 = the end)
         self.search: str | None = None
         self.match_line: int | None = None
+        self.ended = False  # no more output will come: the title says so, not "following"
 
-    def show(self, log: LogText | None, others: int = 0) -> None:
-        self.log_text, self.others = log, others
+    def show(self, log: LogText | None, others: int = 0, *, ended: bool = False) -> None:
+        """Show ``log`` (``others``: how many more logs ``l`` cycles through); ``ended``: its run is over."""
+        self.log_text, self.others, self.ended = log, others, ended
         if self.follow:
             self.back = 0
         self.set_title(self._title())
@@ -50,7 +53,10 @@ class LogPane(ChangedRows, can_focus=True):
         if self.log_text is None:
             return "log"
         more = f" (+{self.others} more: l)" if self.others else ""
-        state = "following" if self.follow else "paused (f follows)"
+        if self.ended:
+            state = "ended" if self.follow else "ended · paused (f: to the end)"
+        else:
+            state = "following" if self.follow else "paused (f follows)"
         found = f" · /{self.search}" if self.search else ""
         return f"log {printable(_short(self.log_text.path))}{more} · {state}{found}"
 
