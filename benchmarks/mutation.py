@@ -173,8 +173,8 @@ EXPLAINED: dict[tuple[str, str, str], tuple[str, str]] = {
      "changed = size < self.offset or fst.st_mtime_ns != self._mtime"): (
         ACC, "a grown file also has a new mtime, except on a file system with coarse timestamps",
     ),
-    ("gputui/logs/formats/generic.py", "if len(plans) >= MAX_PLANS:", "if len(plans) <= MAX_PLANS:"): (
-        EQ, "a memo of line plans: clearing it on every miss changes speed only",
+    ("gputui/logs/bounded.py", "if len(cache) >= bound:", "if len(cache) <= bound:"): (
+        EQ, "a memo of line plans, shapes or seconds: clearing it on every miss changes speed only",
     ),
     ("gputui/logs/normalize.py", "if index == last and not raw:", "if index >= last and not raw:"): (
         EQ, "index never exceeds last (the index of the final part)",

@@ -21,6 +21,7 @@ import re
 from typing import Any
 
 from gputui.logs.base import Context, emit, is_metric_name, to_float
+from gputui.logs.bounded import DIGITS, remember
 from gputui.logs.formats import generic
 from gputui.logs.naming import full_name
 from gputui.logs.tokens import LABEL, TOKEN, Reading, counter_kind, read_line
@@ -47,7 +48,6 @@ RANK = re.compile(r"rank\s?(\d{1,5})")
 HEADER_FIELD = re.compile(r"[A-Za-z][\w.@/%()\[\]-]*")
 MAX_SHAPES = 8192  # shapes kept per log (its ranks share them)
 MAX_LINE = 2048
-DIGITS = bytes.maketrans(b"123456789", b"000000000")
 NOTHING = Reading(None, None)
 
 
@@ -116,9 +116,7 @@ class Extractor:
         shape = text.encode().translate(DIGITS)
         entry = shapes.get(shape)
         if entry is None:
-            if len(shapes) >= MAX_SHAPES:
-                shapes.clear()  # bounded memory; metric lines come back at once
-            entry = shapes[shape] = Shape(reading_of(text))
+            entry = remember(shapes, shape, Shape(reading_of(text)), MAX_SHAPES)
         return entry.found
 
     def records(
@@ -219,9 +217,7 @@ class Fallback:
         shape = text.encode().translate(DIGITS)  # one shape, one lookup for both parsers
         entry = shapes.get(shape)
         if entry is None:
-            if len(shapes) >= MAX_SHAPES:
-                shapes.clear()  # bounded memory; metric lines come back at once
-            entry = shapes[shape] = Shape(reading_of(text))
+            entry = remember(shapes, shape, Shape(reading_of(text)), MAX_SHAPES)
         elif entry.empty:
             return None
         found = entry.found

@@ -27,6 +27,7 @@ import re
 import time as _time
 
 from gputui.logs.base import NUM, Context, emit, is_metric_name, snake, to_float
+from gputui.logs.bounded import DIGITS, remember
 from gputui.stream.records import Record
 
 NAME = "generic"
@@ -70,6 +71,7 @@ FILE_REF = re.compile(r"\.(?:py|pyx|cc|cpp|cxx|c|h|hpp|cu|so|rs|js|go|java|sh|ya
 
 
 _SECONDS: dict[tuple[str, ...], float | None] = {}  # "YYYY-MM-DD HH:MM:SS" → local time (lines share seconds)
+MAX_SECONDS = 256
 
 
 def stamp(prefix: str) -> float | None:
@@ -85,9 +87,7 @@ def stamp(prefix: str) -> float | None:
             seconds = _time.mktime((y, mo, d, h, mi, s, 0, 0, -1))
         except (OverflowError, ValueError):
             seconds = None
-        if len(_SECONDS) >= 256:
-            _SECONDS.clear()
-        _SECONDS[key] = seconds
+        remember(_SECONDS, key, seconds, MAX_SECONDS)
     return None if seconds is None else seconds + frac
 
 
@@ -274,7 +274,6 @@ def pairs_of(body: str, plan: Plan) -> list[tuple[str, float, str]]:
     return out
 
 
-DIGITS = bytes.maketrans(b"123456789", b"000000000")
 MAX_PLANS = 256  # shapes kept per stream
 MAX_PLANNED = 1024  # longer lines are planned each time
 SEP_NUM = re.compile(r"[:=]\s*[-+]?(?:\.?\d|nan|inf)", re.IGNORECASE)  # where PAIR may match
@@ -293,9 +292,7 @@ class GenericParser:
             shape = text.encode().translate(DIGITS)
             plan = plans.get(shape)
             if plan is None:
-                if len(plans) >= MAX_PLANS:
-                    plans.clear()  # bounded memory; metric lines come back at once
-                plan = plans[shape] = plan_of(text)
+                plan = remember(plans, shape, plan_of(text), MAX_PLANS)
         return self.parse_planned(text, plan, ctx, now)
 
     def parse_planned(self, text: str, plan: Plan, ctx: Context, now: float) -> list[Record] | None:
