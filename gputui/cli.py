@@ -212,9 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
     history_format = history.add_mutually_exclusive_group()
     history_format.add_argument("--json", action="store_true", help="one JSON document: jobs and totals")
     history_format.add_argument("--csv", action="store_true", help="CSV rows; an unknown value is empty")
-    cancel = sub.add_parser("cancel", help="cancel (or signal) one of my jobs")
-    cancel.add_argument("jobid")
-    cancel.add_argument("--signal", metavar="SIG")
+    options.add_job_action_commands(sub)
     parse = sub.add_parser("parse", help="extract per-epoch metrics from a training log")
     parse.add_argument("files", nargs="+", metavar="FILE")
     parse.add_argument(
@@ -270,7 +268,9 @@ _COMMANDS: dict[str, str] = {
     "run": "gputui.commands.run:main",
     "jobs": "gputui.commands.jobs:main",
     "history": "gputui.commands.history:main",
-    "cancel": "gputui.commands.cancel:main",
+    "cancel": "gputui.commands.job_action:main",
+    "hold": "gputui.commands.job_action:main",
+    "release": "gputui.commands.job_action:main",
     "check": "gputui.commands.check:main",
     "parse": "gputui.commands.parse:main",
     "train": "gputui.commands.train:main",

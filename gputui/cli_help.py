@@ -11,6 +11,7 @@ EPILOG = """\
 examples:
   gputui                             the jobs screen: my jobs, free GPUs, launch, attach, cancel
   gputui jobs                        my jobs as text
+  gputui hold 123456                 keep a pending job from starting (gputui release 123456: let it)
   gputui demo                        the dashboard on a real local DDP run (simulated GPUs)
   gputui attach 123456               the dashboard on job 123456: every node's GPUs, its output
   gputui attach 123456 --output run.jsonl     no UI: records appended to a file

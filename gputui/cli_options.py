@@ -15,6 +15,9 @@ from gputui.argtypes import (
     positive_int_list,
 )
 
+#: The GPU backends a sampler may use (``--backend``, ``--probe-backend``).
+BACKENDS = ("auto", "nvidia", "amd", "sim", "none")
+
 
 def add_low_bandwidth_option(parser: argparse.ArgumentParser, *, top: bool = False) -> None:
     """``--low-bandwidth``: the dashboard for slow links (``[dashboard] low_bandwidth``). Given to the
@@ -39,7 +42,7 @@ def add_sampling_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--backend",
         default="auto",
-        choices=("auto", "nvidia", "amd", "sim", "none"),
+        choices=BACKENDS,
         help="GPU backend (default auto: NVML, then ROCm/amdgpu sysfs; sim is simulated); with no command: "
         "of the probes the jobs screen starts",
     )
@@ -53,20 +56,22 @@ def add_sampling_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_probe_options(parser: argparse.ArgumentParser, backend_help: str) -> None:
+    """``--probe-backend`` and ``--probe-interval``: the samplers gputui starts on a job's nodes (attach,
+    run, and each size of a scale sweep); ``backend_help`` says whose backend it is."""
+    parser.add_argument("--probe-backend", choices=BACKENDS, help=backend_help)
+    parser.add_argument(
+        "--probe-interval", type=SAMPLE_INTERVAL_S.parse, metavar="S", help="seconds between samples"
+    )
+
+
 def add_attach_options(parser: argparse.ArgumentParser) -> None:
     """Options of attaching to a job (``attach``, and ``run`` unless --no-attach)."""
     out = parser.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="write the merged record stream to stdout (no UI)")
     out.add_argument("--output", metavar="FILE", help="append the merged record stream to FILE (no UI)")
     out.add_argument("--text", action="store_true", help="one readable line per record on stdout (no UI)")
-    parser.add_argument(
-        "--probe-backend",
-        choices=("auto", "nvidia", "amd", "sim", "none"),
-        help="GPU backend of the probe on the job's nodes (default auto)",
-    )
-    parser.add_argument(
-        "--probe-interval", type=SAMPLE_INTERVAL_S.parse, metavar="S", help="seconds between samples"
-    )
+    add_probe_options(parser, "GPU backend of the probe on the job's nodes (default auto)")
     parser.add_argument("--detach-after", type=DURATION_S.parse, metavar="S", help="stop attaching after S s")
     parser.add_argument("--no-wait", action="store_true", help="do not wait for a pending job to start")
     parser.add_argument("--no-logs", action="store_true", help="do not follow the job's output files")
@@ -125,13 +130,8 @@ def add_sweep_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-gpu-log", action="store_true", help="no gputui --log on the nodes (no utilisation)"
     )
-    parser.add_argument(
-        "--probe-backend",
-        choices=("auto", "nvidia", "amd", "sim", "none"),
-        help="the samplers' GPU backend (default auto; --local with sim: simulated GPUs following ranks)",
-    )
-    parser.add_argument(
-        "--probe-interval", type=SAMPLE_INTERVAL_S.parse, metavar="S", help="seconds between samples"
+    add_probe_options(
+        parser, "the samplers' GPU backend (default auto; --local with sim: simulated GPUs following ranks)"
     )
     add_launch_options(parser)
     parser.add_argument("cmd", nargs=argparse.REMAINDER, help="-- CMD ARGS... ({gpus} and {nodes} replaced)")
@@ -152,6 +152,32 @@ def add_report_options(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="also draw the figure into FILE (.png/.svg/.pdf; needs gputui[plot], else a terminal chart)",
     )
+
+
+def add_job_action_commands(commands: argparse._SubParsersAction) -> None:
+    """``cancel JOBID [--signal SIG]``, ``hold JOBID``, ``release JOBID``: the jobs screen's job actions
+    (:data:`gputui.home.actions.ACTIONS`) on the command line."""
+    cancel = commands.add_parser(
+        "cancel",
+        help="cancel (or signal) one of my jobs, and confirm it",
+        description="Cancel one of my active jobs and wait until Slurm says it ended, or with --signal "
+        "send SIG to every step and the batch shell. One line says the confirmed outcome; exit 1 when "
+        "Slurm refused or it could not be confirmed, 2 for a job id or signal that is not one.",
+    )
+    cancel.add_argument("jobid", help="Slurm job id (123, array 123_4, het 123+1)")
+    cancel.add_argument("--signal", metavar="SIG", help="send SIG instead (USR1, SIGTERM, 10 ...)")
+    for verb, key, what in (
+        ("hold", "H", "hold one of my pending jobs: it does not start until released"),
+        ("release", "U", "release one of my held jobs: it may start again"),
+    ):
+        job_verb = commands.add_parser(
+            verb,
+            help=f"{what}, and confirm it",
+            description=f"{what[0].upper()}{what[1:]} (the jobs screen's {key} key). One line says what "
+            "Slurm shows afterwards; exit 1 when Slurm refused or it could not be confirmed, 2 for a job "
+            "id that is not one.",
+        )
+        job_verb.add_argument("jobid", help="Slurm job id (123, array 123_4, het 123+1)")
 
 
 def pattern(text: str) -> object:

@@ -39,6 +39,8 @@ def test_help_lists_every_command() -> None:
         "demo",
         "jobs",
         "cancel",
+        "hold",
+        "release",
         "parse",
         "check",
     ):

@@ -4,7 +4,8 @@ are :func:`gputui.sources.inputs.job_files`).
 
 Every command is an argv list; job ids are validated before they reach one. A Slurm action is declared
 once, in :data:`ACTIONS`: its key, label, which jobs qualify, what is asked first, and the function in
-:mod:`gputui.slurm` that does it. The jobs screen binds the keys and runs every entry through one worker.
+:mod:`gputui.slurm` that does it. The jobs screen binds the keys and runs every entry through one worker;
+the CLI (``gputui cancel|hold|release JOBID``) runs the same entries through :func:`run_on_job_id`.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from gputui.slurm import cancel, job_actions
 from gputui.slurm.batch_script import scripts_dir, submit
 from gputui.slurm.commands import SlurmError, run_slurm, slurm_env
 from gputui.slurm.jobid import JobIdError, validate_jobid
-from gputui.slurm.jobs import Job, format_duration
+from gputui.slurm.jobs import Job, JobNotFound, check_mine, format_duration
+from gputui.slurm.scontrol import job_detail
 
 #: What a job action may raise: one line each, shown as such (never a traceback).
 ACTION_ERRORS: tuple[type[Exception], ...] = (SlurmError, JobIdError, OSError)
@@ -106,6 +108,23 @@ ACTIONS: tuple[JobAction, ...] = (
 def action(name: str) -> JobAction:
     """The entry of :data:`ACTIONS` called ``name``."""
     return next(a for a in ACTIONS if a.name == name)
+
+
+def run_on_job_id(name: str, job_id: str, choice: str | None = None) -> Outcome:
+    """The entry ``name`` of :data:`ACTIONS` on a job known only by its id (the CLI): the job is looked up,
+    someone else's is refused, the entry's qualifying rule says why not as the jobs screen says it, then
+    the entry runs. One of :data:`ACTION_ERRORS` (one line) when it cannot run."""
+    entry = action(name)
+    jid = validate_jobid(job_id)
+    try:
+        job = job_detail(jid)
+    except JobNotFound:
+        return entry.run(jid, choice)  # the action itself says, in its words, that Slurm does not know it
+    check_mine(job)
+    why_not = entry.qualifies(job)
+    if why_not:
+        raise SlurmError(why_not)
+    return entry.run(jid, choice)
 
 
 def submit_edited(path: str) -> str:

@@ -16,7 +16,7 @@ from attach_helpers import gputui as run_gputui
 from fake_slurm import DATA, FakeSlurm, job, mine, response
 
 from gputui.cli import main as cli_main
-from gputui.commands import cancel as cancel_command
+from gputui.slurm import cancel as cancel_module
 from gputui.slurm.cancel import cancel_job
 from gputui.slurm.commands import SlurmError
 
@@ -44,7 +44,7 @@ def test_cancel_is_confirmed_once_the_job_has_left_completing(slurm):
     assert res.returncode == 0, res.stderr
     assert res.stdout == "cancelled job 3 (state CANCELLED)\n"
     assert slurm.calls("scancel") == [["-v", "3"]]  # no --signal: a real cancel
-    assert len(slurm.calls("scontrol show job")) == 4  # before, then until CANCELLED
+    assert len(slurm.calls("scontrol show job")) == 5  # the table's check, before, then until CANCELLED
 
 
 def test_cancel_of_a_job_that_keeps_running_is_not_confirmed(slurm, monkeypatch, capsys):
@@ -52,7 +52,7 @@ def test_cancel_of_a_job_that_keeps_running_is_not_confirmed(slurm, monkeypatch,
     result = cancel_job("3", timeout=0.5)
     assert not result.confirmed and result.state == "RUNNING"
     assert result.message == "asked Slurm to cancel job 3, but after 0.5 s it is still RUNNING"
-    monkeypatch.setattr(cancel_command, "cancel_job", functools.partial(cancel_job, timeout=0.5))
+    monkeypatch.setattr(cancel_module, "cancel_job", functools.partial(cancel_job, timeout=0.5))
     assert cli_main(["cancel", "3"]) == 1
     assert capsys.readouterr().out == f"{result.message}\n"
 

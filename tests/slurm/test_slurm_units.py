@@ -293,9 +293,11 @@ def test_cli_missing_slurm_is_one_line(
     assert err == "gputui: error: Slurm command 'squeue' not found (is Slurm installed and on PATH?)"
 
 
-@pytest.mark.parametrize("argv", [["attach", "12;id"], ["cancel", "abc"], ["attach", "$(id)"]])
-def test_cli_bad_job_id_is_one_line(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli_main(argv) == 1
+@pytest.mark.parametrize(
+    ("argv", "code"), [(["attach", "12;id"], 1), (["cancel", "abc"], 2), (["attach", "$(id)"], 1)]
+)
+def test_cli_bad_job_id_is_one_line(argv: list[str], code: int, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_main(argv) == code  # cancel/hold/release: a usage error (tests/slurm/test_cli_hold_release.py)
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "not a Slurm job id" in err and "Traceback" not in err
 
