@@ -8,7 +8,7 @@ never touched by quitting; SIGHUP (the terminal closed) and SIGTERM quit the sam
 stopped and waited for after ``run()`` returns. What the app costs (bytes/s to the terminal, CPU) is
 measured as it runs (:mod:`gputui.tui.cost_meter`) and shown on the help screen; only the cells that
 changed are sent (:mod:`gputui.tui.screen_diff`), their colour codes as changes
-(:mod:`gputui.tui.sgr_squeeze`).
+(:mod:`gputui.tui.sgr_squeeze`), in one pass over each frame.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ from gputui.config import Config
 from gputui.hangup import STOP_WAIT_S, OrderlyStop, exit_when_stuck, stop_owned
 from gputui.tui.cost_meter import CostMeter
 from gputui.tui.screen_diff import ScreenDiff
-from gputui.tui.sgr_squeeze import SgrSqueezer
 
 METER_SAMPLE_S = 2.0  # the cost meter's samples (its rates cover the last ~10 s)
 
@@ -101,10 +100,9 @@ class GputuiApp(App[int]):
         as what changed (:mod:`gputui.tui.sgr_squeeze`), and count every byte written. Textual offers no
         public hook: its driver's ``write`` gets every frame. The meter is sampled every few seconds."""
         driver = self._driver
-        if driver is not None:  # diffed, then styles squeezed, then counted, then written
+        if driver is not None:  # diffed with styles squeezed (one pass), then counted, then written
             written = self.cost_meter.counting(driver.write)
-            squeezed = SgrSqueezer().squeezing(written)
-            driver.write = self.screen_diff.diffing(squeezed)  # type: ignore[method-assign]
+            driver.write = self.screen_diff.diffing(written)  # type: ignore[method-assign]
         self.set_interval(METER_SAMPLE_S, self.cost_meter.sample)
 
     def on_resize(self) -> None:

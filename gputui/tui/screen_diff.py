@@ -6,7 +6,8 @@ costs bytes.
 character and its style per cell) and, for each run of text Textual writes at a position, sends only the
 part from the first to the last changed cell, with a cursor move before it when the terminal's cursor is
 not already there (or the few unchanged cells in between written again, when that is shorter) and its
-style in full (:mod:`gputui.tui.sgr_squeeze` then shortens the style codes).
+style as what changed from the terminal's (:class:`gputui.tui.sgr_squeeze.SgrSqueezer`, handed the
+pieces as they are found: each frame is parsed once).
 Textual-free. What it does not model is passed through and makes it forget the screen (every cell is
 then sent again): a control sequence other than a cursor move, a style, an OSC string or the cursor's
 and synchronised output's on/off; a style code it does not know; a character not one cell wide. The app
@@ -21,7 +22,7 @@ from collections.abc import Callable
 
 from rich.cells import cell_len
 
-from gputui.tui.sgr_squeeze import DEFAULT, SEEN_ON_BLANK, Style, apply_sgr, transition
+from gputui.tui.sgr_squeeze import DEFAULT, SEEN_ON_BLANK, SgrSqueezer, Style, apply_sgr
 
 _TOKEN = re.compile(
     r"\x1b\[([0-9;]*)m"  # 1: a style (SGR)
@@ -35,9 +36,11 @@ Cell = tuple[str, Style, str | None]  # character, style, the OSC 8 link in effe
 
 
 class ScreenDiff:
-    """What one terminal shows, and the writes that change only what differs from it."""
+    """What one terminal shows, and the writes that change only what differs from it, their styles
+    squeezed."""
 
     def __init__(self) -> None:
+        self.squeezer = SgrSqueezer()
         self.rows: dict[int, list[Cell | None]] = {}  # None: not known
         self.style: Style = DEFAULT  # the style Textual set last
         self.link: str | None = None
@@ -53,6 +56,7 @@ class ScreenDiff:
         self.cursor = self.sent_style = None
 
     def diff(self, data: str) -> str:
+        """What to send the terminal for Textual's ``data``."""
         out: list[str] = []
         position = 0
         for match in _TOKEN.finditer(data):
@@ -62,9 +66,10 @@ class ScreenDiff:
             sgr, row, column, osc, harmless, other = match.groups()
             if sgr is not None:
                 style = apply_sgr(self.style, sgr)
-                if style is None:  # not understood: the rest of this write as it is
+                if style is None:  # not understood: the rest of this write as it is (styles squeezed)
                     self.forget()
-                    out.append(data[match.start() :])
+                    self.squeezer.feed(out, data[match.start() :])
+                    self.squeezer.sync(out)
                     self.style = DEFAULT
                     return "".join(out)
                 self.style = style
@@ -75,9 +80,9 @@ class ScreenDiff:
                 if osc.startswith("\x1b]8;"):  # a link begins (with a URL) or ends (without)
                     self.link = osc if not osc.rstrip("\x07\x1b\\").endswith(";") else None
             elif harmless is not None:
-                out.append(harmless)
+                self.squeezer.control(out, harmless)
             else:
-                out.append(other)
+                self.squeezer.control(out, other)
                 self.forget()
                 self.at = None  # e.g. leaving the alternate screen restores a cursor: not known here
         if position < len(data):
@@ -85,11 +90,12 @@ class ScreenDiff:
         if self.at is not None and self.cursor != self.at:  # leave the cursor where Textual put it
             out.append(_move(self.at, self.cursor))
             self.cursor = self.at
+        self.squeezer.sync(out)  # the terminal left in the style Textual left it in
         return "".join(out)
 
     def _text(self, out: list[str], text: str) -> None:
         if self.at is None:  # after a control sequence and before a cursor move: written as it is
-            out.append(text)
+            self.squeezer.text(out, text)
             return
         for part in re.split(r"([\r\n])", text):
             if part == "\r":
@@ -126,10 +132,14 @@ class ScreenDiff:
 
     def _send(self, out: list[str], text: str, row: int, column: int) -> None:
         if self.cursor != (row, column):
-            out.append(self._gap(row, column) or _move((row, column), self.cursor))
-        out.append(transition(None, self.style))
+            gap = self._gap(row, column)
+            if gap:
+                self.squeezer.text(out, gap)
+            else:
+                out.append(_move((row, column), self.cursor))
+        self.squeezer.want(self.style)
         self.sent_style = (self.style, self.link)
-        out.append(text)
+        self.squeezer.text(out, text)
         self.cells_sent += len(text)
         self.cursor = (row, column + len(text))
 

@@ -17,7 +17,6 @@ write ends with the terminal in the style Rich left it in. A write must hold who
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from functools import lru_cache
 
 _TOKEN = re.compile(
@@ -114,7 +113,11 @@ def transition(now: Style | None, want: Style) -> str:
 
 
 class SgrSqueezer:
-    """Rewrites what is written to the terminal with minimal style changes (one per terminal)."""
+    """Rewrites what is written to the terminal with minimal style changes (one per terminal).
+
+    :meth:`squeeze` parses a string; :class:`gputui.tui.screen_diff.ScreenDiff`, which parses Textual's
+    frames already, hands its pieces to :meth:`want`, :meth:`text`, :meth:`control` and :meth:`sync`
+    instead, and cursor moves and OSC strings straight to the output (they keep the style)."""
 
     def __init__(self) -> None:
         self.shown: Style | None = None  # the terminal's style (None: unknown)
@@ -123,10 +126,16 @@ class SgrSqueezer:
 
     def squeeze(self, data: str) -> str:
         out: list[str] = []
+        self.feed(out, data)
+        self.sync(out)
+        return "".join(out)
+
+    def feed(self, out: list[str], data: str) -> None:
+        """``data`` parsed, its pieces squeezed onto ``out`` (the wanted style not sent yet at its end)."""
         position = 0
         for match in _TOKEN.finditer(data):
             if match.start() > position:
-                self._text(out, data[position : match.start()])
+                self.text(out, data[position : match.start()])
             position = match.end()
             params = match.group(1)
             if params is not None:  # a style
@@ -134,13 +143,19 @@ class SgrSqueezer:
             elif match.group().endswith(("H", "C")) or match.group().startswith("\x1b]"):
                 out.append(match.group())  # a cursor move, an OSC string (a link): the style stays
             else:
-                self._sync(out)
-                out.append(match.group())
-                self.shown = None
+                self.control(out, match.group())
         if position < len(data):
-            self._text(out, data[position:])
-        self._sync(out)
-        return "".join(out)
+            self.text(out, data[position:])
+
+    def want(self, style: Style) -> None:
+        """The next text is in ``style`` (as ``ESC[0;...m`` with its codes would say)."""
+        self.opaque, self.wanted = False, style
+
+    def control(self, out: list[str], sequence: str) -> None:
+        """A control sequence that may use or change the style: sent after the wanted style."""
+        self.sync(out)
+        out.append(sequence)
+        self.shown = None
 
     def _style(self, out: list[str], code: str, params: str) -> None:
         resets = params.split(";")[0] in ("", "0")
@@ -149,15 +164,16 @@ class SgrSqueezer:
             return
         wanted = apply_sgr(self.wanted if not self.opaque else DEFAULT, params)
         if wanted is None:  # not understood: the wanted style, then the code as written
-            self._sync(out)
+            self.sync(out)
             out.append(code)
             self.opaque, self.shown = True, None
             return
         self.opaque, self.wanted = False, wanted
 
-    def _text(self, out: list[str], text: str) -> None:
+    def text(self, out: list[str], text: str) -> None:
+        """``text`` (no escape sequence in it) in the wanted style."""
         if not self._blank_looks_the_same(text):
-            self._sync(out)
+            self.sync(out)
         out.append(text)
 
     def _blank_looks_the_same(self, text: str) -> bool:
@@ -168,15 +184,8 @@ class SgrSqueezer:
             return False
         return not (shown[0] | wanted[0]) & SEEN_ON_BLANK
 
-    def _sync(self, out: list[str]) -> None:
+    def sync(self, out: list[str]) -> None:
+        """The terminal in the wanted style (each write ends so)."""
         if not self.opaque and self.shown != self.wanted:
             out.append(transition(self.shown, self.wanted))
             self.shown = self.wanted
-
-    def squeezing(self, write: Callable[[str], None]) -> Callable[[str], None]:
-        """``write`` that squeezes what it is given first."""
-
-        def write_squeezed(data: str) -> None:
-            write(self.squeeze(data))
-
-        return write_squeezed

@@ -10,7 +10,7 @@ import tui_data
 from test_ssh_frugal import SIZE, CountingDriver
 
 from gputui.tui.screen_diff import ScreenDiff
-from gputui.tui.sgr_squeeze import DEFAULT, SgrSqueezer, apply_sgr
+from gputui.tui.sgr_squeeze import DEFAULT, apply_sgr
 
 TOKEN = re.compile(
     r"\x1b\[([0-9;]*)m|\x1b\[(\d*);?(\d*)H|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b\[[0-9;?]*[a-zA-Z]"
@@ -67,11 +67,11 @@ def frames() -> list[str]:
 
 def test_the_terminal_shows_the_same_cells_and_only_changed_cells_are_sent():
     plain, diffed = Terminal(), Terminal()
-    diff, squeeze = ScreenDiff(), SgrSqueezer()
+    diff = ScreenDiff()
     sizes = []
     for frame in frames():
         plain.feed(frame)
-        sent = squeeze.squeeze(diff.diff(frame))
+        sent = diff.diff(frame)
         diffed.feed(sent)
         assert diffed.cells == plain.cells
         assert (diffed.row, diffed.column) == (plain.row, plain.column)
@@ -108,9 +108,7 @@ def test_changed_cells_further_along_a_row_are_reached_by_moving_forward():
     diff = ScreenDiff()
     diff.diff("\x1b[1;1Habc\x1b[1mdef\x1b[0mghij")
     out = diff.diff("\x1b[1;1HaBc\x1b[1mdef\x1b[0mghIj")
-    assert (
-        out == "\x1b[1;2H\x1b[0mB\x1b[6C\x1b[0mI\x1b[C"
-    )  # to B, 6 cells on to I, then where Textual left it
+    assert out == "\x1b[1;2HB\x1b[6CI\x1b[C"  # to B, 6 cells on to I, then where Textual left it
 
 
 def test_leaving_the_alternate_screen_moves_no_cursor() -> None:
@@ -119,8 +117,8 @@ def test_leaving_the_alternate_screen_moves_no_cursor() -> None:
     next line was written over the top of the screen)."""
     diff = ScreenDiff()
     diff.diff("\x1b[?1049h\x1b[1;1Hframe text\x1b[5;7H")
-    assert diff.diff("\x1b[?1049l") == "\x1b[?1049l"
-    assert diff.diff("\x1b[?25h") == "\x1b[?25h"
+    assert diff.diff("\x1b[?1049l") == "\x1b[?1049l\x1b[0m"  # the style known again: no cursor move
+    assert diff.diff("\x1b[?25h") == "\x1b[?25h\x1b[0m"
     assert diff.diff("after") == "after"  # where the terminal's cursor is, as it is
     assert diff.diff("\x1b[?1049h\x1b[2;3Hx").endswith("\x1b[2;3H\x1b[0mx")  # back on a known position
 
@@ -129,7 +127,8 @@ def test_a_short_unchanged_gap_in_the_same_look_is_written_again_instead_of_jump
     diff = ScreenDiff()
     diff.diff("\x1b[1;1H 4%\x1b[38;5;1m x\x1b[0m")
     out = diff.diff("\x1b[1;1H 5%\x1b[38;5;1m y\x1b[0m")
-    # "5", then "%" (the style just sent) and " " (a space: its colour is not seen) again, then "y"
-    assert out == "\x1b[1;2H\x1b[0m5% \x1b[0;38;5;1my"
+    # "5", then "%" (the style just sent) and " " (a space: its colour is not seen) again, then "y"; each
+    # style as what changed from the one before
+    assert out == "\x1b[1;2H\x1b[0m5% \x1b[38;5;1my"
     out = diff.diff("\x1b[1;1H 6\x1b[1m%\x1b[0m\x1b[38;5;1m z\x1b[0m")  # "%" now bold: changed, sent
-    assert out == "\x1b[1;2H\x1b[0m6\x1b[0;1m% \x1b[0;38;5;1mz"
+    assert out == "\x1b[1;2H\x1b[0m6\x1b[1m% \x1b[0;38;5;1mz"
