@@ -8,6 +8,8 @@ Rich tables on a terminal; ``--json`` and ``--csv`` for scripts. A run that coun
 gets its step summary (``steps`` in ``--json``; steps, loss, step time and ETA columns in ``--csv``).
 After the tables, the run's verdict: why it was slow or stuck, one line per finding
 (:mod:`gputui.monitor.verdicts`, ``docs/verdicts.md``; ``verdict`` in ``--json`` and ``--csv``).
+The run's energy in ``--csv`` as in the text report: ``energy_j``, ``energy_kwh``, ``energy_j_per_epoch``,
+``energy_j_per_step`` (an empty cell where unknown: :mod:`gputui.analysis.energy`).
 """
 
 from __future__ import annotations
@@ -93,8 +95,14 @@ def report_dict(report: RunReport) -> dict:
 
 
 def csv_row(report: RunReport) -> dict:
-    """One CSV row: the report's scalars, and a step run's steps, loss and timing."""
-    row = report_dict(report)
+    """One CSV row: the report's scalars, the energy figures the text report shows (None: an empty cell,
+    unknown), and a step run's steps, loss and timing."""
+    energy = report.energy
+    row = report_dict(report) | {
+        "energy_kwh": energy.kwh,
+        "energy_j_per_epoch": energy.per_epoch_j,
+        "energy_j_per_step": energy.per_step_j,
+    }
     steps = report.steps
     if steps is not None:
         row |= {
@@ -112,6 +120,8 @@ def csv_row(report: RunReport) -> dict:
 CSV_FIELDS = ("run", "gpus", "epochs", "epoch_time_s", "throughput", "throughput_unit", "util_mean_pct")
 CSV_FIELDS += ("energy_j", "outcome", "steps_done", "steps_planned", "loss_first", "loss_last", "loss_trend")
 CSV_FIELDS += ("step_time_s", "eta_s", "verdict")
+# added columns go at the end: the earlier ones keep their place for the scripts that read them
+CSV_FIELDS += ("energy_kwh", "energy_j_per_epoch", "energy_j_per_step")
 
 
 def print_reports(runs: list[JudgedRun], fmt: str, out: IO[str]) -> None:
