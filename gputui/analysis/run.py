@@ -5,9 +5,10 @@ use this one module; it reads records only (log files go through the project's l
 Rules:
 
 - per GPU (keyed by host and ``gpu_id``): mean and peak utilisation over its samples, the share of
-  samples under :data:`IDLE_PCT` % (idle), peak memory used, energy: the driver's cumulative counter
-  (last minus first, resets counted from zero) where sampled, else power integrated over time
-  (trapezoids; gaps over :data:`MAX_GAP_S` are not integrated);
+  samples under ``idle_pct`` % (idle: the caller passes the settings' ``[alerts] idle_util_pct``, the
+  threshold of the dashboard's classifier, :func:`gputui.monitor.conditions.is_idle`), peak memory
+  used, energy: the driver's cumulative counter (last minus first, resets counted from zero) where
+  sampled, else power integrated over time (trapezoids; gaps over :data:`MAX_GAP_S` are not integrated);
 - epochs from :class:`~gputui.logs.epochs.EpochTable` (the same rows as ``gputui parse`` and the
   dashboard); the mean epoch time and throughput **leave out the first epoch** (start-up, compilation,
   caches) when there is more than one, and say so;
@@ -32,7 +33,6 @@ from gputui.logs.epochs import EpochRow, EpochTable
 from gputui.logs.outcome import merge_outcome
 from gputui.stream.records import Record
 
-IDLE_PCT = 5.0
 MAX_GAP_S = 60.0
 READ_APART_S = 1.0
 CLOCKS = ("printed", "emitted")  # record times that are a clock's, not the time a line was read
@@ -43,6 +43,7 @@ THROUGHPUTS = ("global_images_per_s", "images_per_s", "samples_per_s", "tokens_p
 class GpuStats:
     host: str
     gpu_id: str
+    idle_pct: float = field(kw_only=True)  # a sample under this utilisation % is idle
     name: str | None = None
     samples: int = 0
     util_sum: float = 0.0
@@ -88,7 +89,7 @@ class GpuStats:
             self.util_samples += 1
             self.util_sum += util
             self.util_peak = util if self.util_peak is None else max(self.util_peak, util)
-            self.idle_samples += util < IDLE_PCT
+            self.idle_samples += util < self.idle_pct
         mem = f.get("mem_used_bytes")
         if isinstance(mem, int | float):
             peak = self.mem_peak_bytes
@@ -174,9 +175,14 @@ class RunReport:
 class RunAnalysis:
     """Feed records in stream order (:meth:`add`), then :meth:`report`."""
 
-    def __init__(self, name: str, *, batch_size: int | None = None, table: EpochTable | None = None) -> None:
-        """``table``: an epoch table the caller already feeds (the dashboard's), used instead of a copy."""
+    def __init__(
+        self, name: str, *, idle_pct: float, batch_size: int | None = None, table: EpochTable | None = None
+    ) -> None:
+        """``idle_pct``: the settings' ``[alerts] idle_util_pct`` (one threshold with the dashboard's
+        classifier and the verdicts); ``table``: an epoch table the caller already feeds (the
+        dashboard's), used instead of a copy."""
         self.name = name
+        self.idle_pct = idle_pct
         self.own_table = table is None
         self.table = EpochTable(batch_size=batch_size) if table is None else table
         self.steps = StepTracker()
@@ -200,7 +206,7 @@ class RunAnalysis:
             key = (str(f.get("host")), str(f.get("gpu_id")))
             stats = self.gpus.get(key)
             if stats is None:
-                stats = self.gpus[key] = GpuStats(*key)
+                stats = self.gpus[key] = GpuStats(*key, idle_pct=self.idle_pct)
             stats.add(rec)
         elif kind == "metric":
             if self.started is None and (self.table.measure or f.get("time_source") in CLOCKS):

@@ -37,15 +37,16 @@ class JudgedRun:
     findings: list[Finding] = field(default_factory=list)
 
 
-def analyse(run: str, batch_size: int | None = None) -> RunReport:
+def analyse(run: str, batch_size: int | None = None, config: Config | None = None) -> RunReport:
     """One RUN's report (:mod:`gputui.sources.inputs` finds and reads its files); RunError: one line."""
-    return RunAnalysis(run, batch_size=batch_size).add_all(run_records(run)).report()
+    idle_pct = (config or Config()).alerts.idle_util_pct
+    return RunAnalysis(run, batch_size=batch_size, idle_pct=idle_pct).add_all(run_records(run)).report()
 
 
 def judge(run: str, batch_size: int | None = None, config: Config | None = None) -> JudgedRun:
     """One RUN's report and verdict from one read of its records; RunError: one line."""
     config = config or Config()
-    analysis = RunAnalysis(run, batch_size=batch_size)
+    analysis = RunAnalysis(run, batch_size=batch_size, idle_pct=config.alerts.idle_util_pct)
     engine = VerdictEngine(config.alerts, config.verdict)
     for rec in run_records(run):
         analysis.add(rec)

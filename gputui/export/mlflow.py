@@ -22,6 +22,7 @@ import re
 from typing import Any
 
 from gputui.analysis import RunAnalysis
+from gputui.config import AlertThresholds
 from gputui.export import metric_step
 from gputui.output import WriteFailed
 from gputui.sources.inputs import RunError, run_records
@@ -96,7 +97,7 @@ def _export(run: str, client: Any, Metric: type) -> dict[str, int | str]:
     run_id = client.create_run(
         experiment_id, start_time=int(first.time * 1000), run_name=name, tags={"gputui.run": run}
     ).info.run_id
-    analysis = RunAnalysis(name)
+    analysis = RunAnalysis(name, idle_pct=AlertThresholds().idle_util_pct)  # no idle share exported
     metric_values = gpu_samples = 0
     order: dict[str, int] = {}
     steps: dict[tuple[str, str], int] = {}

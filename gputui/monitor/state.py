@@ -82,7 +82,9 @@ class DashboardState:
         self.training = TrainingState()
         self.training.recorded = job.kind == "replay"  # no epoch past the last one the files state
         # the report view (R): the analysis module of `gputui report`, sharing the dashboard's epoch table
-        self.analysis = RunAnalysis(job.title, table=self.training.epochs)
+        self.analysis = RunAnalysis(
+            job.title, table=self.training.epochs, idle_pct=self.thresholds.idle_util_pct
+        )
         self.alerts = Alerts(self.thresholds)
         self.logs: dict[str, LogText] = {}
         self.notes: deque[Note] = deque(maxlen=300)
@@ -162,7 +164,9 @@ class DashboardState:
         old, training = self.analysis, self.training
         self.training = TrainingState()
         self.training.ended, self.training.recorded = training.ended, training.recorded
-        self.analysis = RunAnalysis(self.job.title, table=self.training.epochs)
+        self.analysis = RunAnalysis(
+            self.job.title, table=self.training.epochs, idle_pct=self.thresholds.idle_util_pct
+        )
         self.analysis.gpus, self.analysis.world_size = old.gpus, old.world_size
         self.analysis.outcome = old.outcome
         self.verdicts.forget_metrics()

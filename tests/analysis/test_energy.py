@@ -34,7 +34,7 @@ def _epochs(count: int = 3, seconds: float = 100.0) -> list[Record]:
 
 
 def _analyse(records: list[Record]) -> RunAnalysis:
-    return RunAnalysis("run").add_all(sorted(records, key=lambda r: r.time))
+    return RunAnalysis("run", idle_pct=5.0).add_all(sorted(records, key=lambda r: r.time))
 
 
 def test_four_gpus_at_300_w_use_120_kj_per_100_s_epoch_from_power() -> None:

@@ -118,3 +118,22 @@ def test_every_peer_log_reports_what_parse_reads(name: str) -> None:
     assert [(r.run, r.epoch) for r in report.epochs] == [(r.run, r.epoch) for r in expected]
     outcome = [r for r in records if r.kind == "event" and r.get("event") == "outcome"][-1]
     assert report.outcome == outcome.get("outcome")
+
+
+def test_the_idle_share_follows_the_alerts_idle_threshold(tmp_path: Path, capsys, monkeypatch) -> None:
+    """The report's idle share, the dashboard's idle flag and the verdicts: one threshold, the settings'
+    ``[alerts] idle_util_pct`` (GPU-A: util 0, 50, 100, 90; GPU-B: 2, 4, 80)."""
+    path = tmp_path / "gputui-77-node1.jsonl"
+    _write_records(path, _fixture())
+    settings = tmp_path / "config.toml"
+    settings.write_text("[alerts]\nidle_util_pct = 60\n")
+    monkeypatch.setenv("GPUTUI_CONFIG", str(settings))
+    status, out, _ = _cli(capsys, "report", "--json", str(path))
+    assert status == 0
+    assert [g["idle_share"] for g in json.loads(out)["per_gpu"]] == [pytest.approx(0.5), pytest.approx(2 / 3)]
+    settings.write_text("[alerts]\nidle_util_pct = 3\n")
+    status, out, _ = _cli(capsys, "report", "--json", str(path))
+    assert [g["idle_share"] for g in json.loads(out)["per_gpu"]] == [
+        pytest.approx(0.25),
+        pytest.approx(1 / 3),
+    ]

@@ -58,7 +58,7 @@ def _fixture() -> list:
 
 
 def test_the_fixture_report_holds_the_hand_computed_numbers() -> None:
-    report = RunAnalysis("fixture").add_all(_fixture()).report()
+    report = RunAnalysis("fixture", idle_pct=5.0).add_all(_fixture()).report()
     assert report.world_size == 2 and report.world_size_source == "train_started"
     a, b = report.gpus
     assert (a.gpu_id, b.gpu_id) == ("GPU-A", "GPU-B")
@@ -91,7 +91,7 @@ def _run(
     report.final = {"val_accuracy": acc}
     if util is not None:
         report.gpus = []
-        analysis = RunAnalysis(name)
+        analysis = RunAnalysis(name, idle_pct=5.0)
         analysis.add(
             gpu_sample(host="n", gpu_id="G", vendor="nvidia", source="sim", time=T0, util_gpu_pct=util)
         )
@@ -146,7 +146,16 @@ def test_one_outcome_from_several_outputs(outcomes: list[str], expected: str) ->
     from gputui.monitor.state import DashboardState, JobInfo
 
     records = [event("outcome", time=T0 + i, outcome=o, evidence=f"rank {i}") for i, o in enumerate(outcomes)]
-    assert RunAnalysis("r").add_all(records).report().outcome == expected
+    assert RunAnalysis("r", idle_pct=5.0).add_all(records).report().outcome == expected
     state = DashboardState(JobInfo(kind="local", title="demo"))
     state.ingest(records)
     assert state.final_outcome()[0] == expected  # the dashboard and the report agree
+
+
+def test_the_idle_threshold_is_the_callers() -> None:
+    """No threshold of its own: a sample is idle under the ``idle_pct`` given (the settings' value)."""
+    a, b = RunAnalysis("fixture", idle_pct=3.0).add_all(_fixture()).report().gpus
+    assert a.idle_share == pytest.approx(0.25)  # util 0 only
+    assert b.idle_share == pytest.approx(1 / 3)  # util 2 only (4 is not under 3)
+    a, b = RunAnalysis("fixture", idle_pct=60.0).add_all(_fixture()).report().gpus
+    assert (a.idle_share, b.idle_share) == (pytest.approx(0.5), pytest.approx(2 / 3))
