@@ -15,8 +15,10 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
+import keras_log
 import pytest
 import step_logs
 
@@ -28,14 +30,6 @@ from gputui.sources.replay import ReplaySource
 from gputui.tui.widgets.header import header_text
 
 MTIME = 1_800_000_000.0
-KERAS = [
-    "Epoch 1/3",
-    "100/100 - 12s - loss: 0.9000 - accuracy: 0.6000 - 12s/epoch - 120ms/step",
-    "Epoch 2/3",
-    "100/100 - 11s - loss: 0.7000 - accuracy: 0.7000 - 11s/epoch - 110ms/step",
-    "Epoch 3/3",
-    "100/100 - 11s - loss: 0.5000 - accuracy: 0.8000 - 11s/epoch - 110ms/step",
-]
 
 
 def replayed(path: Path) -> DashboardState:
@@ -47,7 +41,7 @@ def replayed(path: Path) -> DashboardState:
     return feed.apply(source.new_state(Config().alerts))
 
 
-def write(path: Path, lines: list[str]) -> Path:
+def write(path: Path, lines: Sequence[str]) -> Path:
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
 
@@ -80,7 +74,7 @@ def test_a_large_log_read_thinned_still_lasts_its_step_times(tmp_path: Path) -> 
 
 
 def test_a_keras_log_lasts_its_printed_epoch_times_and_they_stay_printed(tmp_path: Path) -> None:
-    state = replayed(write(tmp_path / "keras.log", KERAS))
+    state = replayed(write(tmp_path / "keras.log", keras_log.LINES))
     assert state.elapsed_s() == pytest.approx(12 + 11 + 11)
     assert " RECORDED 00:00:34 " in header_text(state).plain
     rows = state.training.epochs.rows()
@@ -114,7 +108,7 @@ def test_printed_timestamps_are_used_as_printed(tmp_path: Path) -> None:
 
 
 def test_lines_appended_while_following_get_the_time_they_are_read(tmp_path: Path) -> None:
-    log = write(tmp_path / "keras.log", KERAS[:4])
+    log = write(tmp_path / "keras.log", keras_log.LINES[:4])
     os.utime(log, (MTIME, MTIME))
     source = ReplaySource([str(log)])
     feed = Feed()
@@ -126,7 +120,7 @@ def test_lines_appended_while_following_get_the_time_they_are_read(tmp_path: Pat
         assert state.elapsed_s() == pytest.approx(12 + 11)
         appended = time.time()
         with log.open("a") as f:
-            f.write("\n".join(KERAS[4:]) + "\n")
+            f.write("\n".join(keras_log.LINES[4:]) + "\n")
         state = wait(feed, state, lambda s: len(s.training.epochs.rows()) == 3)
     finally:
         source.stop()

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+import keras_log
 from textual.pilot import Pilot
 
 from gputui.config import Config
@@ -265,16 +266,7 @@ def simulated(folder: Path) -> list[str]:
     return ["sim.jsonl"]
 
 
-LOG_LINES = [
-    "Starting training on 1 GPU",
-    "Epoch 1/3",
-    "100/100 - 12s - loss: 0.9000 - accuracy: 0.6000 - 12s/epoch - 120ms/step",
-    "Epoch 2/3",
-    "100/100 - 11s - loss: 0.7000 - accuracy: 0.7000 - 11s/epoch - 110ms/step",
-    "Epoch 3/3",
-    "100/100 - 11s - loss: 0.5000 - accuracy: 0.8000 - 11s/epoch - 110ms/step",
-    "Training finished",
-]
+LOG_LINES = ["Starting training on 1 GPU", *keras_log.LINES, "Training finished"]
 
 
 def training_log(folder: Path) -> list[str]:
