@@ -14,7 +14,7 @@ import argparse
 import sys
 import threading
 
-from gputui.cli import CommandError
+from gputui.cli import EXIT_USAGE, CommandError
 from gputui.hangup import OrderlyStop, terminal_gone
 from gputui.serve.mode import has_screen
 from gputui.slurm.attach import Attacher, AttachError, AttachOptions
@@ -61,8 +61,9 @@ def attach_job(job_id: str, args: argparse.Namespace) -> int:
     """Attach to ``job_id`` with the output options of ``args`` (shared by ``attach`` and ``run``)."""
     try:
         job_id = validate_jobid(job_id)
-    except JobIdError as exc:
-        raise CommandError(str(exc)) from None
+    except JobIdError as exc:  # bad input: a usage error, as with cancel/hold/release (nothing reaches Slurm)
+        print(f"gputui: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     as_json, output = getattr(args, "json", False), getattr(args, "output", None)
     if not (as_json or output or getattr(args, "text", False)) and has_screen():
         from gputui.commands.dashboard import open_dashboard

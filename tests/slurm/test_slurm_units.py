@@ -294,10 +294,10 @@ def test_cli_missing_slurm_is_one_line(
 
 
 @pytest.mark.parametrize(
-    ("argv", "code"), [(["attach", "12;id"], 1), (["cancel", "abc"], 2), (["attach", "$(id)"], 1)]
+    ("argv", "code"), [(["attach", "12;id"], 2), (["cancel", "abc"], 2), (["attach", "$(id)"], 2)]
 )
 def test_cli_bad_job_id_is_one_line(argv: list[str], code: int, capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli_main(argv) == code  # cancel/hold/release: a usage error (tests/slurm/test_cli_hold_release.py)
+    assert cli_main(argv) == code  # a usage error (tests/slurm/test_cli_hold_release.py)
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "not a Slurm job id" in err and "Traceback" not in err
 
