@@ -95,14 +95,27 @@ def time_ticks(start: float, end: float, most: int = 5) -> Ticks:
     ``h:mm:ss`` from an hour on, with a clock-friendly step from :data:`TIME_STEPS_S` (whole days beyond)."""
     if end < start:
         start, end = end, start
-    most = max(1, most)
-    span = end - start
-    step = next((s for s in TIME_STEPS_S if span / s <= most), None)
-    if step is None:
-        step = 86400 * nice_step(span / 86400, most)
+    step = time_step(end - start, most)
     positions = [float(p) for p in _multiples(start, end, step)] or [float(start)]
     hours = end >= 3600
     return positions, [elapsed(p, hours=hours) for p in positions]
+
+
+def time_step(span: float, most: int) -> float:
+    """The elapsed-time tick step for ``span`` seconds: the first of :data:`TIME_STEPS_S` that keeps the
+    ticks at or under ``most`` (whole days, 1-2-5, beyond)."""
+    most = max(1, most)
+    step = next((s for s in TIME_STEPS_S if span / s <= most), None)
+    return float(step) if step is not None else 86400 * nice_step(span / 86400, most)
+
+
+def time_axis_end(span: float, most: int) -> float:
+    """Where an elapsed-time axis showing ``span`` seconds ends: ``span`` rounded up to its tick step (at
+    least one step), so the last tick is the axis' end and the axis stays put while the data grows, until
+    it crosses that tick. :func:`time_ticks` over ``[0, end]`` picks the same step (``end / step`` is at
+    most ``most``), so the ticks do not change meanwhile either."""
+    step = time_step(max(span, 0.0), most)
+    return step * max(1, math.ceil(span / step - 1e-9))
 
 
 def elapsed(seconds: float, *, hours: bool = False) -> str:

@@ -10,6 +10,7 @@ import step_logs
 import tui_data
 from test_dashboard_snapshots import folder  # noqa: F401 (the fixture)
 
+from gputui.tui.widgets.braille_chart import BrailleChart
 from gputui.tui.widgets.header import header_text
 from gputui.tui.widgets.timeline import Timeline
 from gputui.tui.widgets.training_pane import MetricChart
@@ -18,8 +19,8 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def drawn(plot) -> str:
-    """The plot as the terminal shows it (plotext's canvas, colours left out)."""
-    return ANSI.sub("", plot.plt.build())
+    """The plot as the terminal shows it (colours left out)."""
+    return plot.text() if isinstance(plot, BrailleChart) else ANSI.sub("", plot.plt.build())
 
 
 async def test_a_nanogpt_log_replays_over_its_own_hour(folder):  # noqa: F811

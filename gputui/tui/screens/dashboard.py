@@ -170,7 +170,11 @@ class DashboardScreen(Screen):
             self._update("#util-spark", spark_line("util %", util, 100.0) + "  " + spark_line("s/step", step))
         else:
             self.query_one(Timeline).draw(
-                state.board.util_line, state.training.step_time, clockless=state.clockless, force=force
+                state.board.util_line,
+                state.training.step_time,
+                clockless=state.clockless,
+                ended=self.finished,
+                force=force,
             )
         self.query_one(TrainingPane).draw_chart(
             state.training, self.metric, clockless=state.clockless, force=force

@@ -3,67 +3,95 @@
 GPUs idle while the step time rises point at input or communication; GPUs busy with no step progress
 at a hang in a kernel or a collective. The job-wide mean utilisation (left axis, 0-100 %) and the seconds
 per step (right axis, from 0) are drawn over the job's elapsed time (``m:ss`` / ``h:mm:ss`` ticks from
-:mod:`gputui.tui.axes`), thinned to the plot's width, redrawn at most once a second and only when they
-changed. A replayed log that prints no times or durations (``clockless``) has no time axis: the
-timeline says so instead of drawing its records over an invented one.
+:mod:`gputui.tui.axes`), each as its envelope: per dot column of the braille plot, the minimum and
+maximum of the points in it (:mod:`gputui.tui.braille`), so a long run's curve is its data's at every
+stretch.
+
+The time axis ends at the elapsed time rounded up to its tick step (:func:`~gputui.tui.axes.time_axis_end`):
+while the data grows inside that step the columns stand still, and the chart is drawn again only when
+what it shows changed (a column's minimum or maximum, a new column, the step-time axis' top, the axis'
+end, the title, the size), at most once a second. The dashboard asks at every refresh, so a new point
+shows within a second plus one refresh interval of reaching the dashboard.
+
+A replayed log that prints no times or durations (``clockless``) has no time axis: the timeline says so
+instead of drawing its records over an invented one. A source that ``ended`` without GPU samples says
+that, instead of waiting for them.
 """
 
 from __future__ import annotations
 
+import time
+
 from gputui.monitor.series import Series
-from gputui.tui.axes import tick_room, time_ticks, value_ticks
-from gputui.tui.widgets.throttled_plot import ThrottledPlot
+from gputui.tui.axes import tick_room, time_axis_end, time_ticks, value_ticks
+from gputui.tui.braille import column_spans
+from gputui.tui.widgets.braille_chart import Axis, BrailleChart, Curve, Picture, plot_columns
 
-AXES_WIDTH = 12  # both y axes' labels and the frame: the plot's data area is this much narrower
+MIN_REDRAW_S = 1.0
+UTIL_AXIS = Axis(0.0, 100.0, (0.0, 50.0, 100.0), ("0", "50", "100"))  # fixed: noise must not look like swings
+NAME = "GPU util % and step time"
 
 
-class Timeline(ThrottledPlot):
-    def draw(self, util: Series, step_time: Series, *, clockless: bool = False, force: bool = False) -> None:
-        if not self.due((len(util), util.last, len(step_time), step_time.last, clockless), force=force):
+class Timeline(BrailleChart):
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._drawn_at = 0.0
+
+    def draw(
+        self,
+        util: Series,
+        step_time: Series,
+        *,
+        clockless: bool = False,
+        ended: bool = False,
+        force: bool = False,
+    ) -> None:
+        """Show the two series; ``force`` lifts the once-a-second limit, never the "only when what is
+        drawn changed" rule. ``ended``: the source has ended (no more data will come)."""
+        picture, title = timeline_picture(
+            util, step_time, self.size.width, self.size.height, clockless, ended
+        )
+        if (picture, self.size) == self._shown and title == self.border_title:
             return
-        plt = self.plt
-        plt.clear_data()
-        plt.clear_figure()
-        times = [t for s in (util, step_time) for t in s.times[:1] + s.times[-1:]]
-        if clockless or not times:
-            self._title(
-                f"GPU util % and step time: {'no times in the log' if clockless else 'waiting for data'}"
-            )
-            self.refresh()
-            return
-        start, end = min(times), max(times)
-        width = max(10, self.size.width - AXES_WIDTH)
-        titles = []
-        if len(util):
-            xs, ys = _buckets(util, width, start, end)
-            plt.plot(xs, ys, marker="braille", color="green")
-            plt.ylim(0, 100)  # a fixed 0-100 % axis: noise must not look like swings
-            plt.yticks([0, 50, 100])
-            titles.append("GPU util % (green, left)")
-        if len(step_time):
-            xs, ys = _buckets(step_time, width, start, end)
-            plt.plot(xs, ys, marker="braille", color="magenta", yside="right")
-            top = max(max(ys) * 1.1, 1e-9)  # from 0, like the util axis: a steady step time stays a flat line
-            plt.ylim(0, top, yside="right")
-            plt.yticks(*value_ticks(0, top, max(2, (self.size.height - 5) // 2)), yside="right")
-            titles.append("s/step (magenta, right)")
-        plt.xlim(0, max(end - start, 1.0))
-        plt.xticks(*time_ticks(0, max(end - start, 1.0), tick_room(width, 8)))
-        self._title(" · ".join([*titles, "elapsed"]))  # on the border: the plot keeps every row inside
-        self.refresh()
-
-    def _title(self, title: str) -> None:
+        now = time.monotonic()
+        if not force and now - self._drawn_at < MIN_REDRAW_S:
+            return  # asked again at the next refresh
+        self._drawn_at = now
         if self.border_title != title:  # setting it repaints the widget, even to the same text
             self.border_title = title
+        self.show(picture)
 
 
-def _buckets(series: Series, width: int, start: float, end: float) -> tuple[list[float], list[float]]:
-    """The series as ``width`` bucket maxima, x in seconds since ``start`` (empty buckets left out)."""
-    values = series.resampled(width, start, end)
-    span = max(end - start, 1e-9)
-    xs, ys = [], []
-    for i, v in enumerate(values):
-        if v is not None:
-            xs.append((i + 0.5) / width * span)
-            ys.append(v)
-    return xs, ys
+def timeline_picture(
+    util: Series, step_time: Series, width: int, height: int, clockless: bool, ended: bool
+) -> tuple[Picture | None, str]:
+    """What the timeline shows at ``width`` × ``height`` cells (inside its border), and its title."""
+    times = [t for s in (util, step_time) for t in s.times[:1] + s.times[-1:]]
+    if clockless:
+        return None, f"{NAME}: no times in the log"
+    if not times:
+        return (
+            None,
+            f"{NAME}: {'no GPU samples or step times in this source' if ended else 'waiting for data'}",
+        )
+    start = min(times)
+    has_step = len(step_time) > 0
+    columns = plot_columns(width, has_step)
+    end = time_axis_end(max(times) - start, tick_room(columns, 8))
+    x = Axis(0.0, end, *map(tuple, time_ticks(0.0, end, tick_room(columns, 8))))
+    curves, titles, right = [], [], None
+    if len(util):
+        curves.append(Curve(column_spans(util.times, util.values, start, start + end, 2 * columns), "green"))
+        titles.append("GPU util % (green, left)")
+    elif ended:
+        titles.append("no GPU samples in this source")
+    if has_step:
+        spans = column_spans(step_time.times, step_time.values, start, start + end, 2 * columns)
+        top = max(
+            max((s[1] for s in spans if s), default=0.0) * 1.1, 1e-9
+        )  # from 0: a steady step time stays flat
+        right = Axis(0.0, top, *map(tuple, value_ticks(0.0, top, max(2, (height - 4) // 2))))
+        curves.append(Curve(spans, "magenta", right=True))
+        titles.append("s/step (magenta, right)")
+    left = UTIL_AXIS if len(util) else Axis(0.0, 100.0)  # no util curve: no util ticks
+    return Picture(tuple(curves), left, right, x), " · ".join([*titles, "elapsed"])
