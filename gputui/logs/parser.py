@@ -81,7 +81,9 @@ def route_auto(parsers: tuple[LineParser, ...]) -> Route:
 
 def _router(parsers: tuple[LineParser, ...]) -> Route:
     """One function with the pre-tests written in as an if-chain (as fast as a hand-written one: no
-    call per family for its pre-test). The pre-tests are the parsers' own constant strings."""
+    call per family for its pre-test). The pre-tests are the parsers' own constant strings. A closure
+    looping over (pre-test function, parse) pairs instead, measured on the peer corpus: 8 % slower routing,
+    4 % slower full parse (2026-11, best of 15)."""
     lines = ["def route(text, ctx, now):", "    head = text[:24]"]
     names: dict[str, object] = {}
     for i, p in enumerate(parsers):
