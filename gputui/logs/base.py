@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Protocol
 
+from gputui.logs.bounded import remember
 from gputui.stream.names import canonical_metric_name, is_valid_metric_name
 from gputui.stream.records import SCHEMA_VERSION, Record
 
@@ -128,10 +129,7 @@ def _canonical(name: str) -> str | None:
     canonical = canonical_metric_name(name)
     if not is_valid_metric_name(canonical):
         return None
-    if len(_NAMES) >= 4096:
-        _NAMES.clear()
-    _NAMES[name] = canonical
-    return canonical
+    return remember(_NAMES, name, canonical, 4096)
 
 
 def is_metric_name(printed: str) -> bool:

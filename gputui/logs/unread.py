@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gputui.logs.bounded import remember
 from gputui.logs.formats.extract import PREFIX
 from gputui.logs.thinning import SHAPE_DELETE
 
@@ -79,9 +80,7 @@ class Unread:
         if entry is None:
             verdict = self._verdicts.get(key)
             if verdict is None:
-                if len(self._verdicts) >= MAX_VERDICTS:
-                    self._verdicts.clear()
-                verdict = self._verdicts[key] = looks_like_metrics(text)
+                verdict = remember(self._verdicts, key, looks_like_metrics(text), MAX_VERDICTS)
             if not verdict:
                 return
             if len(self.shapes) >= MAX_TRACKED:
@@ -94,9 +93,7 @@ class Unread:
         if frame_shape is None:
             entry.count += 1
         else:
-            if len(self._thin) >= MAX_VERDICTS:
-                self._thin.clear()  # bounded; the shapes met again are mapped again
-            self._thin[frame_shape] = entry
+            remember(self._thin, frame_shape, entry, MAX_VERDICTS)  # the shapes met again are mapped again
 
     def read(self, frame_shape: bytes) -> None:
         """A catch-up frame of this shape gave records: its shape is no longer counted as unread."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from gputui.logs.base import NUM, Context, emit, metric, to_float
+from gputui.logs.bounded import remember
 from gputui.stream.records import Record
 
 NAME = "pytorch_examples"
@@ -44,10 +45,8 @@ _NAMES: dict[tuple[str, str], str] = {}
 def _name(label: str, prefix: str = "") -> str:
     name = _NAMES.get((label, prefix))
     if name is None:
-        if len(_NAMES) >= 1024:
-            _NAMES.clear()
         name = prefix + re.sub(r"[^\w/.]+", "_", label.strip().lower().replace("@", "")).strip("_")
-        _NAMES[label, prefix] = name
+        remember(_NAMES, (label, prefix), name, 1024)
     return name
 
 
