@@ -158,13 +158,13 @@ async def test_t_cycles_the_chart_metric(folder):
         screen = await tui_data.wait_loaded(pilot)
         chart = screen.query_one(MetricChart)
         assert screen.metric == "loss"
-        assert chart._key is not None and chart._key[0] == "loss"
+        assert chart.metric == "loss"
         await pilot.press("t")
         assert screen.metric == "accuracy"
-        assert chart._key[0] == "accuracy"
+        assert chart.metric == "accuracy"
         await pilot.press("t")
         assert screen.metric == "loss"
-        assert chart._key[0] == "loss"
+        assert chart.metric == "loss"
 
 
 async def test_slash_searches_the_log(folder):

@@ -4,8 +4,9 @@ The chart is described by a :class:`Picture`: its curves (one span per dot colum
 :mod:`gputui.tui.braille`), a left and an optional right value axis, and an x axis with its ticks. The
 widget keeps the picture it shows and builds its strips only when it is handed a different one (or its
 size changes): a chart whose data did not change what is drawn costs a comparison, not a render.
-Layout, inside the border: the left axis' labels and ``┤`` ticks, the plot, the right axis (``├`` and
-labels) when there is one; under the plot a ``└──┬──┘`` axis line and the x tick labels.
+Layout, inside the border: an optional title line; the left axis' labels (as wide as its widest label) and
+``┤`` ticks, the plot, the right axis (``├`` and labels) when there is one; under the plot a ``└──┬──┘``
+axis line, the x tick labels, and an optional line naming the x axis.
 """
 
 from __future__ import annotations
@@ -44,11 +45,18 @@ class Picture:
     left: Axis
     right: Axis | None
     x: Axis  # x.lo..x.hi is the plot's width; ticks in the same unit
+    title: str = ""  # a line above the plot (a chart without a border title)
+    x_name: str = ""  # a line under the x tick labels, saying what x is
 
 
-def plot_columns(width: int, right_axis: bool) -> int:
-    """How many cells wide the plot of a chart ``width`` cells wide is."""
-    return max(1, width - LEFT - (RIGHT if right_axis else 1))
+def left_width(axis: Axis) -> int:
+    """Cells for the left axis: its widest label (3 at least) and the axis line."""
+    return max(LEFT, 1 + max(map(len, axis.labels), default=0))
+
+
+def plot_columns(width: int, right_axis: bool, left: int = LEFT) -> int:
+    """How many cells wide the plot of a chart ``width`` cells wide is (``left``: see :func:`left_width`)."""
+    return max(1, width - left - (RIGHT if right_axis else 1))
 
 
 class BrailleChart(Widget):
@@ -90,25 +98,30 @@ class BrailleChart(Widget):
 
 
 def _layout(picture: Picture, width: int, height: int) -> list[list[tuple[str, str | None]]]:
-    rows = height - 2  # the plot; then the axis line and the x labels
-    if rows < 1 or width < LEFT + 2:
-        return []
-    columns = plot_columns(width, picture.right is not None)
+    rows = height - 2 - bool(picture.title) - bool(picture.x_name)  # the plot; the axis line, x labels
+    left_cells = left_width(picture.left)
+    if rows < 1 or width < left_cells + 2:
+        return [[(picture.title.center(width)[:width], None)]] if picture.title and height else []
+    columns = plot_columns(width, picture.right is not None, left_cells)
     canvas = Canvas(columns, rows)
     for i, curve in enumerate(picture.curves):
         axis = picture.right if curve.right and picture.right else picture.left
         canvas.spans(curve.spans, axis.lo, axis.hi, i)
     left = _tick_rows(picture.left, rows)
     right = _tick_rows(picture.right, rows) if picture.right else {}
-    lines = []
+    lines: list[list[tuple[str, str | None]]] = []
+    if picture.title:
+        lines.append([(picture.title.center(width)[:width], None)])
     for row in range(rows):
-        line: list[tuple[str, str | None]] = [(f"{left.get(row, ''):>{LEFT - 1}.{LEFT - 1}}", None)]
+        line: list[tuple[str, str | None]] = [(f"{left.get(row, ''):>{left_cells - 1}}", None)]
         line.append(("┤" if row in left else "│", None))
         line += [(text, picture.curves[who].color if who >= 0 else None) for text, who in canvas.runs(row)]
         tail = ("├" + right[row]) if row in right else "│"
         line.append((tail[:RIGHT] if picture.right else "│", None))
         lines.append(line)
-    lines += _x_axis(picture.x, columns, width)
+    lines += _x_axis(picture.x, columns, width, left_cells)
+    if picture.x_name:
+        lines.append([(picture.x_name.center(width)[:width], None)])
     return lines
 
 
@@ -123,7 +136,7 @@ def _tick_rows(axis: Axis, rows: int) -> dict[int, str]:
     return out
 
 
-def _x_axis(axis: Axis, columns: int, width: int) -> list[list[tuple[str, str | None]]]:
+def _x_axis(axis: Axis, columns: int, width: int, left: int) -> list[list[tuple[str, str | None]]]:
     """The axis line with a ``┬`` under each tick, and the tick labels centred under them (a label that
     would overlap the one before is left out)."""
     span = axis.hi - axis.lo
@@ -135,9 +148,9 @@ def _x_axis(axis: Axis, columns: int, width: int) -> list[list[tuple[str, str | 
             continue
         cell = min(columns - 1, int((value - axis.lo) / span * columns))
         marks[cell] = "┬"
-        at = min(max(LEFT + cell - len(label) // 2, free), width - len(label))
+        at = min(max(left + cell - len(label) // 2, free), width - len(label))
         if at >= free and at >= 0:
             labels[at : at + len(label)] = label
             free = at + len(label) + 1
-    line = " " * (LEFT - 1) + "└" + "".join(marks) + "┘"
+    line = " " * (left - 1) + "└" + "".join(marks) + "┘"
     return [[(line[:width], None)], [("".join(labels), None)]]

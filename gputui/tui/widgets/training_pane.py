@@ -2,9 +2,8 @@
 run that counts steps and no epochs: step progress, the loss and its trend, step time, throughput, MFU;
 the text is :mod:`gputui.tui.widgets.training_text`).
 
-The chart is a :class:`~gputui.tui.widgets.throttled_plot.ThrottledPlot` (redrawn only when its data
-changed, at most once a second), each series cut to its envelope at the plot's width (per stretch of x,
-its minimum and maximum), so a long run's curve is the log's at every stretch.
+The chart is a :class:`~gputui.tui.widgets.metric_chart.MetricChart` (braille, drawn again only when what
+it shows changed, at most once a second; each dot column the envelope of its points).
 """
 
 from __future__ import annotations
@@ -16,59 +15,11 @@ from textual.containers import Vertical
 from textual.widgets import Static
 
 from gputui.analysis.energy import RunEnergy
-from gputui.monitor.series import Series, envelope
+from gputui.monitor.series import Series
 from gputui.monitor.training import TrainingState
-from gputui.tui.axes import step_ticks, tick_room, time_ticks, value_ticks
 from gputui.tui.format import needs_layout, number, spark
-from gputui.tui.widgets.throttled_plot import ThrottledPlot
+from gputui.tui.widgets.metric_chart import MetricChart
 from gputui.tui.widgets.training_text import epoch_lines
-
-
-class MetricChart(ThrottledPlot):
-    """One metric against step or epoch, else elapsed time; in the log's order where the log has no clock
-    (``clockless``: a replayed log without times or durations)."""
-
-    def draw(
-        self, training: TrainingState, name: str | None, *, clockless: bool = False, force: bool = False
-    ) -> None:
-        series = training.metrics.get(name) if name else None
-        key = (name, len(series.by_time) if series else 0, series.last if series else None, clockless)
-        if not self.due(key, force=force):
-            return
-        plt = self.plt
-        plt.clear_data()
-        plt.clear_figure()
-        if series is None:
-            plt.title("no training metrics yet")
-        else:
-            axis, points = series.x_axis()
-            width = max(10, self.size.width - 10)
-            xs, ys = envelope(points.times, points.values, width)  # braille: 2 dots per cell
-            if axis == "time":
-                xs = [x - xs[0] for x in xs]
-                axis = "order" if clockless else "elapsed"
-            plt.plot(xs, ys, marker="braille")
-            _ticks(plt, axis, xs, ys, width, self.size.height)
-            if axis == "order":
-                plt.xticks([])  # the records' order, not a time: no numbers on the axis
-            plt.title(f"{name}" + (f"  ({series.nonfinite} seen)" if series.nonfinite else ""))
-            plt.xlabel("in the log's order (no times in it)" if axis == "order" else axis)
-        self.refresh()
-
-
-def _ticks(plt, axis: str, xs: list[float], ys: list[float], width: int, height: int) -> None:
-    """Readable ticks (:mod:`gputui.tui.axes`): elapsed ``m:ss``, whole steps/epochs, short values."""
-    if xs:
-        lo, hi = min(xs), max(xs)
-        ticks = (
-            time_ticks(lo, hi, tick_room(width, 8))
-            if axis == "elapsed"
-            else step_ticks(lo, hi, tick_room(width, 7))
-        )
-        plt.xticks(*ticks)
-    finite = [y for y in ys if math.isfinite(y)]
-    if finite:
-        plt.yticks(*value_ticks(min(finite), max(finite), max(2, (height - 4) // 3)))
 
 
 def spark_line(name: str, series: Series | None, top: float | None = None, width: int = 24) -> str:
