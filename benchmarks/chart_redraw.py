@@ -1,6 +1,7 @@
-"""Redraw cost of the two Textual chart widgets on the same data at the same size: textual-plotext (the
-plotext wrapper the dashboard uses) and textual-plot (a native Textual plotting widget with zoom and pan,
-drawn on textual-hires-canvas). Issue 25, item 3.
+"""Redraw cost of Textual chart widgets on the same data at the same size: gputui's own braille chart
+(gputui/tui/widgets/braille_chart.py, what the dashboard draws with), textual-plotext (the plotext wrapper
+it drew with before) and textual-plot (a native Textual plotting widget with zoom and pan, drawn on
+textual-hires-canvas). Issue 25, item 3.
 
     python benchmarks/chart_redraw.py [--size 100x24] [--points 2000] [--redraws 60]
 
@@ -8,9 +9,9 @@ Each widget fills a headless app of ``--size``. Per redraw, one step is appended
 ``--points`` steps, the chart is cleared and given the curve again (thinned to two points per column, as
 the dashboard does), and the app is let to paint. Printed per widget: the median CPU milliseconds per
 redraw (the process's CPU time from the new data to the frame written) and the mean bytes per frame the
-app writes to the terminal (counted by a driver in place of the headless one). Needs ``pip install
-textual-plot`` for the second widget (not a gputui dependency); without it only textual-plotext is
-measured.
+app writes to the terminal (counted by a driver in place of the headless one). The braille chart is given
+the whole curve (it keeps each dot column's minimum and maximum itself). The peers are not gputui
+dependencies: ``pip install textual-plotext textual-plot``; a peer not installed is left out.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ import statistics
 import time
 
 from textual.app import App, ComposeResult
-from textual_plotext import PlotextPlot
+
+from gputui.tui.braille import column_spans
+from gputui.tui.widgets.braille_chart import Axis, BrailleChart, Curve, Picture, plot_columns
 
 
 def curve(points: int) -> tuple[list[float], list[float]]:
@@ -36,7 +39,14 @@ def thin(xs: list[float], ys: list[float], columns: int) -> tuple[list[float], l
     return xs[::step], ys[::step]
 
 
-def draw_plotext(widget: PlotextPlot, xs: list[float], ys: list[float]) -> None:
+def draw_braille(widget: BrailleChart, xs: list[float], ys: list[float]) -> None:
+    columns = plot_columns(widget.size.width, False)
+    spans = column_spans(xs, ys, xs[0], xs[-1], 2 * columns)
+    x, y = Axis(xs[0], xs[-1]), Axis(min(ys), max(ys))
+    widget.show(Picture((Curve(spans, "cyan"),), y, None, x, title="loss", x_name="step"))
+
+
+def draw_plotext(widget, xs: list[float], ys: list[float]) -> None:
     plt = widget.plt
     plt.clear_data()
     plt.clear_figure()
@@ -59,7 +69,11 @@ class ChartApp(App):
         self.kind = kind
 
     def compose(self) -> ComposeResult:
-        if self.kind == "textual-plotext":
+        if self.kind == "gputui-braille":
+            yield BrailleChart(id="chart")
+        elif self.kind == "textual-plotext":
+            from textual_plotext import PlotextPlot
+
             yield PlotextPlot(id="chart")
         else:
             from textual_plot import PlotWidget
@@ -70,7 +84,7 @@ class ChartApp(App):
 async def measure(kind: str, size: tuple[int, int], points: int, redraws: int) -> tuple[float, float]:
     """(median ms per redraw, mean bytes per frame) for one widget kind."""
     app = ChartApp(kind)
-    draw = draw_plotext if kind == "textual-plotext" else draw_textual_plot
+    draw = {"gputui-braille": draw_braille, "textual-plotext": draw_plotext}.get(kind, draw_textual_plot)
     xs, ys = curve(points + redraws)
     async with app.run_test(size=size) as pilot:
         written: list[int] = []
@@ -84,7 +98,7 @@ async def measure(kind: str, size: tuple[int, int], points: int, redraws: int) -
         frames: list[int] = []
         for k in range(redraws + 5):
             n = points + k
-            tx, ty = thin(xs[:n], ys[:n], size[0])
+            tx, ty = (xs[:n], ys[:n]) if kind == "gputui-braille" else thin(xs[:n], ys[:n], size[0])
             written.clear()
             start = time.process_time()  # CPU time: the pauses' idle waits are not counted
             draw(chart, tx, ty)
@@ -103,13 +117,13 @@ def main() -> None:
     ap.add_argument("--redraws", type=int, default=60)
     args = ap.parse_args()
     width, height = (int(v) for v in args.size.split("x"))
-    kinds = ["textual-plotext"]
-    try:
-        import textual_plot  # noqa: F401
-
-        kinds.append("textual-plot")
-    except ImportError:
-        print("textual-plot is not installed (pip install textual-plot): measuring textual-plotext only")
+    kinds = ["gputui-braille"]
+    for peer, module in (("textual-plotext", "textual_plotext"), ("textual-plot", "textual_plot")):
+        try:
+            __import__(module)
+            kinds.append(peer)
+        except ImportError:
+            print(f"{peer} is not installed (pip install {peer}): left out")
     print(f"{args.size}, {args.points} points (+1 per redraw), {args.redraws} redraws")
     for kind in kinds:
         ms, frame = asyncio.run(measure(kind, (width, height), args.points, args.redraws))
