@@ -126,3 +126,20 @@ async def test_the_title_changes_when_the_source_ends_with_nothing_drawn():
         assert str(chart.border_title).endswith("waiting for data")
         chart.draw(Series(64), Series(64), ended=True, force=True)
         assert str(chart.border_title).endswith("no GPU samples or step times in this source")
+
+
+async def test_a_resized_timeline_is_drawn_again_at_once_at_its_new_size():
+    """Within the once-a-second limit a resize still redraws: the picture's columns are the new width's
+    (before, the chart kept its old strips until a later refresh asked again)."""
+    util = series([(t, 40.0 + (t % 5)) for t in range(0, 56)])
+    async with ChartApp().run_test(size=(100, 20)) as pilot:
+        chart = pilot.app.query_one(Timeline)
+        chart.draw(util, Series(64))
+        await pilot.pause()
+        wide = chart.text().splitlines()
+        await pilot.resize_terminal(70, 20)
+        await pilot.pause()
+        await pilot.pause()
+        narrow = chart.text().splitlines()
+        assert narrow != wide
+        assert max(map(len, narrow)) <= chart.size.width < max(map(len, wide))

@@ -10,8 +10,8 @@ stretch.
 The time axis ends at the elapsed time rounded up to its tick step (:func:`~gputui.tui.axes.time_axis_end`):
 while the data grows inside that step the columns stand still, and the chart is drawn again only when
 what it shows changed (a column's minimum or maximum, a new column, the step-time axis' top, the axis'
-end, the title, the size), at most once a second. The dashboard asks at every refresh, so a new point
-shows within a second plus one refresh interval of reaching the dashboard.
+end, the title), at most once a second; at once when its size changed. The dashboard asks at every
+refresh, so a new point shows within a second plus one refresh interval of reaching the dashboard.
 
 A replayed log that prints no times or durations (``clockless``) has no time axis: the timeline says so
 instead of drawing its records over an invented one. A source that ``ended`` without GPU samples says
@@ -36,6 +36,7 @@ class Timeline(BrailleChart):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self._drawn_at = 0.0
+        self._asked: tuple[Series, Series, bool, bool] | None = None  # the last draw's arguments
 
     def draw(
         self,
@@ -48,6 +49,7 @@ class Timeline(BrailleChart):
     ) -> None:
         """Show the two series; ``force`` lifts the once-a-second limit, never the "only when what is
         drawn changed" rule. ``ended``: the source has ended (no more data will come)."""
+        self._asked = (util, step_time, clockless, ended)
         picture, title = timeline_picture(
             util, step_time, self.size.width, self.size.height, clockless, ended
         )
@@ -60,6 +62,12 @@ class Timeline(BrailleChart):
         if self.border_title != title:  # setting it repaints the widget, even to the same text
             self.border_title = title
         self.show(picture)
+
+    def on_resize(self) -> None:
+        """Drawn again at once at the new size (its columns and rows are the picture's)."""
+        if self._asked is not None:
+            util, step_time, clockless, ended = self._asked
+            self.draw(util, step_time, clockless=clockless, ended=ended, force=True)
 
 
 def timeline_picture(
