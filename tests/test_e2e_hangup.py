@@ -224,12 +224,20 @@ def gpu_records(path: Path) -> list:
 
 # --------------------------------------------------------------------------- local runs
 
-IGNORES_HUP = "import signal, time; signal.signal(signal.SIGHUP, signal.SIG_IGN); time.sleep(300)"
+# Each rank says it is ready (a file in its working directory) once SIGHUP is ignored.
+IGNORES_HUP = (
+    "import os, signal, time; signal.signal(signal.SIGHUP, signal.SIG_IGN); "
+    "open(f'ready-{os.getpid()}', 'w').close(); time.sleep(300)"
+)
 
 
 def ranks_of(term: Terminal, marker: str, count: int) -> dict[int, str]:
     def running() -> dict[int, str]:
-        ranks = {pid: cmd for pid, cmd in descendants(term.pane_pid()).items() if marker in cmd}
+        ranks = {  # gputui's own command line (and its shell's) may hold the marker too: not a rank
+            pid: cmd
+            for pid, cmd in descendants(term.pane_pid()).items()
+            if marker in cmd and "gputui run" not in cmd and "gputui demo" not in cmd
+        }
         return ranks if len(ranks) >= count else {}
 
     return wait_for(running, 90, what=f"{count} ranks running {marker!r}")
@@ -260,6 +268,7 @@ def test_closing_the_terminal_ends_local_ranks_that_ignore_sighup(term, tmp_path
     env = {"GPUTUI_STATE_DIR": str(tmp_path / "state")}
     term.start(shell(command + shlex.quote(IGNORES_HUP)), env=env, cwd=tmp_path)
     ranks = ranks_of(term, "SIG_IGN", 2)
+    wait_for(lambda: len(list(tmp_path.glob("ready-*"))) >= 2, 30, what="both ranks ignoring SIGHUP")
     ours = {**descendants(term.pane_pid()), **ranks}
     end(term, ours, "close", "gputui run")
     gone(ours, "gputui and its ranks")

@@ -125,11 +125,11 @@ def test_cluster_script_status_and_idempotent_up(slurm_cluster):
     assert status.returncode == 0, status.stdout + status.stderr
     assert re.search(r"^slurmctld\s+up\b", status.stdout, re.M), status.stdout
     for node in slurm_cluster.nodes:
-        assert re.search(rf"^slurmd-{node}\s+up\b.*state (idle|mix|alloc)", status.stdout, re.M)
+        assert re.search(rf"^slurmd-{node}\s+up\b.*state (idle|mix|alloc|comp)", status.stdout, re.M)
 
     start = time.monotonic()
     up = run(slurm_cluster.script_argv("up"), env)
     elapsed = time.monotonic() - start
     assert up.stdout.splitlines()[0] == f"export SLURM_CONF={slurm_cluster.conf}"
     assert "already up" in up.stderr
-    assert elapsed < 5, f"idempotent `up` took {elapsed:.1f} s"
+    assert elapsed < 15, f"idempotent `up` took {elapsed:.1f} s"  # a fresh start takes far longer

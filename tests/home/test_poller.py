@@ -507,7 +507,10 @@ def test_poller_against_the_cluster(slurm_cluster, tmp_path, monkeypatch) -> Non
         def placed():
             snap = poller.poll()
             mine = {j.job_id: j for j in snap.jobs}.get(job)
-            return (snap, mine) if mine is not None and mine.gpus else None
+            # RUNNING, not only placed: a job holds its GPUs while still CONFIGURING; a poll with a
+            # transient error (a slow slurmctld) is asked again
+            ok = mine is not None and mine.gpus and mine.state == "RUNNING" and not snap.errors
+            return (snap, mine) if ok else None
 
         snap, mine = wait_for(placed, 30, interval=0.3, what=f"job {job} running with its GPUs")
         assert snap.errors == [] and snap.slurm_found is True

@@ -36,10 +36,14 @@ def test_busy_process_shows_high_util_and_sleeping_one_shows_none(children):
     time.sleep(0.5)  # let both children finish starting up
     first = backend.sample(processes=True, now=time.time())
     assert [r.get("util_gpu_pct") for r in first] == [0.0, 0.0, 0.0]  # no interval measured yet
-    time.sleep(0.6)
-    records = backend.sample(processes=True, now=time.time())
+    deadline = time.monotonic() + 15  # on a loaded machine one 0.6 s window may give the busy child < 50 %
+    while True:
+        time.sleep(0.6)
+        records = backend.sample(processes=True, now=time.time())
+        utils = [r.get("util_gpu_pct") for r in records]
+        if utils[0] > 50 or time.monotonic() > deadline:
+            break
     assert len(records) == 3
-    utils = [r.get("util_gpu_pct") for r in records]
     assert utils[0] > 50, utils
     assert utils[1] < 10, utils
     assert utils[2] == 0.0

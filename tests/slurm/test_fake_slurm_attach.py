@@ -71,7 +71,7 @@ def test_one_overlap_step_streams_both_nodes_and_detaching_leaves_the_job(slurm,
 def test_the_attach_command_writes_the_json_stream_and_detaches(slurm, tmp_path):
     slurm.set("srun", {"nodes": NODES})
     args = ["attach", "3", "--json", "--probe-backend", "sim", "--probe-interval", "0.2"]
-    res = gputui([*args, "--no-logs", "--detach-after", "2"], os.environ, tmp_path)
+    res = gputui([*args, "--no-logs", "--detach-after", "8"], os.environ, tmp_path)  # room for 2 probe starts
     assert res.returncode == 0, res.stderr
     records = [json.loads(line) for line in res.stdout.splitlines()]
     assert {r["host"] for r in records if r["kind"] == "gpu"} == {"node1", "node2"}

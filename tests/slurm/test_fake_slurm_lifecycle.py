@@ -68,7 +68,8 @@ def test_a_requeued_job_is_attached_again(slurm):
 def test_the_job_ending_ends_the_attach_with_a_summary(slurm):
     done = job("COMPLETED")
     slurm.set("scontrol show job", job(), job("COMPLETING"), job("COMPLETING"), done)
-    slurm.set("srun", {"nodes": NODES, "end_after": 1.5, "end_stderr": STEP_CANCELLED + TASKS_TERMINATED})
+    # end_after counts from the fake srun's start: 5 s leaves both real probes time to import and sample
+    slurm.set("srun", {"nodes": NODES, "end_after": 5, "end_stderr": STEP_CANCELLED + TASKS_TERMINATED})
     run = slurm.attach()
     assert run.finish() == 0
     assert run.hosts() == {"node1", "node2"}
@@ -81,7 +82,7 @@ def test_the_job_ending_ends_the_attach_with_a_summary(slurm):
 
 def test_a_probe_step_ending_while_the_job_runs_returns_1(slurm):
     slurm.set("scontrol show job", job())
-    slurm.set("srun", {"nodes": NODES, "end_after": 1.5, "end_exit": 2})
+    slurm.set("srun", {"nodes": NODES, "end_after": 5, "end_exit": 2})
     run = slurm.attach()
     assert run.finish() == 1
     final = run.events("job_state")[-1]

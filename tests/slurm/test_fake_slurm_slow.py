@@ -143,8 +143,8 @@ def test_quitting_returns_to_the_shell_at_once_while_squeue_hangs(slurm, tmp_pat
         began = time.monotonic()
         screen = wait_for(lambda: "EXIT=" in (s := term.screen()) and s, 30, interval=0.05, what="the prompt")
         took = time.monotonic() - began
-        assert took < 1.5, f"the shell came back {took:.1f} s after {key}"
+        assert took < 5, f"the shell came back {took:.1f} s after {key}"  # was 10.4 s: the poller's timeout
         assert "EXIT=0" in screen and "Traceback" not in screen
-        wait_for(lambda: not alive(hung), 2, interval=0.05, what="the hung squeue to be gone")
+        wait_for(lambda: not alive(hung), 5, interval=0.05, what="the hung squeue to be gone")
     finally:
         term.kill()

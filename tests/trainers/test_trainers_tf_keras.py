@@ -93,7 +93,7 @@ def test_multiworker_crashed_worker_makes_the_other_exit_with_one_line(crash: in
             )
         )
     try:
-        outs = [proc.communicate(timeout=60) for proc in procs]
+        outs = [proc.communicate(timeout=150) for proc in procs]
     finally:
         for proc in procs:
             if proc.poll() is None:
@@ -104,7 +104,7 @@ def test_multiworker_crashed_worker_makes_the_other_exit_with_one_line(crash: in
     err_c, (out_s, err_s) = outs[crash][1], outs[survivor]
     assert procs[crash].returncode == 17 and f"rank {crash}: simulated crash at step 2" in err_c
     assert procs[survivor].returncode == 3, err_s[-3000:]
-    assert elapsed < 60
+    assert elapsed < 120  # bounded (two TensorFlow imports on a loaded 2-core machine take up to ~30 s each)
     assert "Traceback" not in err_s
     errors = [line for line in err_s.splitlines() if "error:" in line]
     assert len(errors) == 1 and errors[0] == err_s.rstrip("\n").splitlines()[-1], err_s[-3000:]

@@ -101,8 +101,9 @@ async def test_report_view_keeps_up_with_a_live_run(folder, monkeypatch):
         await pilot.press("R")
         assert "oom: CUDA out of memory" not in _report_text(app.screen)
         dashboard.state.ingest([event("outcome", outcome="oom", evidence="CUDA out of memory on rank 1")])
-        await pilot.pause(0.4)
-        assert "oom: CUDA out of memory on rank 1" in _report_text(app.screen)
+        await tui_data.wait_for(  # the report refreshes every 0.1 s; a starved loop may take longer
+            pilot, lambda: "oom: CUDA out of memory on rank 1" in _report_text(app.screen), "the report's oom"
+        )
 
 
 def _report_text(screen) -> str:
