@@ -153,18 +153,34 @@ def tf_worker(config: Mapping) -> tuple[int, int]:
     return rank, max(1, chiefs + workers)
 
 
+def failure_detail(exc: BaseException) -> str:
+    """The first line of what a failed collective says: TF's own message, not the Python stack of the
+    node it prints first (``Graph execution error: Detected at node … defined at …`` then frames), its
+    op names (``{{function_node …}}``, ``[Op:…]``) left out; a line ending in ``:`` with the next one."""
+    raw = str(exc).splitlines()
+    if raw and raw[0].startswith("Graph execution error"):
+        last = 0  # the stack's last line
+        for i, line in enumerate(raw):
+            if line.startswith(('  File "', "Detected at node", "<stack traces unavailable>")):
+                shown = line.startswith("  File") and raw[i + 1 : i + 2] and raw[i + 1].startswith("    ")
+                last = i + 1 if shown else i  # a frame's source line, where TF had it
+        raw = raw[last + 1 :] or raw
+    text = re.sub(r"\{\{function_node [^}]*\}\}\s*", "", "\n".join(raw))  # TF's op-name prefix and suffix
+    text = re.sub(r"\s*\[Op:[^\]]*\].*", "", text).strip()
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    detail = lines[0] if lines else type(exc).__name__
+    if detail.endswith(":") and len(lines) > 1:  # TF: "... unhealthy (stopped sending heartbeats):" + tasks
+        detail += " " + lines[1]
+    return detail
+
+
 def peer_lost(prog: str, rank: int, steps: int, timeout: float, exc: BaseException, peers: str = "ranks"):
     """One line for a rank whose collective failed because a peer crashed, hung or timed out; exit 3.
 
     ``os._exit``: neither a gloo/NCCL process group nor TensorFlow's collective executor can be torn
     down cleanly without the lost peer (a normal exit can hang in their destructors).
     """
-    text = re.sub(r"\{\{function_node [^}]*\}\}\s*", "", str(exc))  # TF's op-name prefix and suffix
-    text = re.sub(r"\s*\[Op:[^\]]*\].*", "", text).strip()
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    detail = lines[0] if lines else type(exc).__name__
-    if detail.endswith(":") and len(lines) > 1:  # TF: "... unhealthy (stopped sending heartbeats):" + tasks
-        detail += " " + lines[1]
+    detail = failure_detail(exc)
     print(
         f"{prog}: error: rank {rank}: lost contact with the other {peers} after {steps} steps "
         f"(a peer crashed, hung or timed out after {timeout:g} s): {detail[:300]}",

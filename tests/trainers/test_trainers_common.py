@@ -6,7 +6,7 @@ import pytest
 from trainer_helpers import TF_KERAS, TORCH_DDP, run
 
 from gputui.distenv import from_environ
-from gputui.trainers.common import TrainerError, batching, tf_config, tf_worker
+from gputui.trainers.common import TrainerError, batching, failure_detail, tf_config, tf_worker
 
 
 def test_weak_scaling_keeps_the_per_rank_batch() -> None:
@@ -82,3 +82,40 @@ def test_gputui_train_dispatches(tmp_path) -> None:
 
     res = run([sys.executable, "-m", "gputui", "train", "torch", "--dataset", "mnist"], timeout=60)
     assert res.returncode == 1 and "needs --data PATH" in _one_line_error(res)
+
+
+# What TensorFlow's InterpolateRuntimeError makes of a failed collective (atomic_function.py: the header,
+# each node's Python frames from traceback.format_list, then the runtime's own message).
+GRAPH_ERROR = (
+    "Graph execution error:\n\n"
+    "Detected at node CollectiveReduceV2_1 defined at (most recent call last):\n"
+    '  File "/x/tf_keras.py", line 88, in main\n'
+    "    history = model.fit(data, epochs=args.epochs)\n"
+    '  File "/x/keras/trainer.py", line 377, in fit\n'
+    "<stack traces unavailable>\n"
+    "Collective ops is aborted by: Task /job:worker/replica:0/task:1 heartbeat timeout.\n"
+    "The error could be from a previous operation. Restart your program to reset.\n"
+    "\t [[{{node CollectiveReduceV2_1}}]] [Op:__inference_multi_step_on_iterator_1234]"
+)
+
+
+@pytest.mark.parametrize(
+    ("message", "detail"),
+    [
+        (GRAPH_ERROR, "Collective ops is aborted by: Task /job:worker/replica:0/task:1 heartbeat timeout."),
+        (
+            "{{function_node __wrapped__CollectiveReduceV2}} The following tasks are unhealthy (stopped "
+            "sending heartbeats):\n/job:worker/replica:0/task:1\n [Op:CollectiveReduceV2]",
+            "The following tasks are unhealthy (stopped sending heartbeats): /job:worker/replica:0/task:1",
+        ),
+        ("Connection closed by peer [10.0.0.2]:29500", "Connection closed by peer [10.0.0.2]:29500"),
+        (  # no message after the stack: what there is
+            "Graph execution error:\n\nDetected at node X defined at (most recent call last):\n",
+            "Graph execution error: Detected at node X defined at (most recent call last):",
+        ),
+    ],
+)
+def test_a_lost_peer_is_told_by_the_runtime_s_own_message(message: str, detail: str) -> None:
+    """Not the Python stack TF prints first (CI once showed only "Graph execution error: Detected at node
+    CollectiveReduceV2_1 defined at (most recent call last):")."""
+    assert failure_detail(RuntimeError(message)) == detail

@@ -113,7 +113,10 @@ def test_multiworker_crashed_worker_makes_the_other_exit_with_one_line(crash: in
     lost = rf"rank {survivor}: lost contact with the other workers after [01] steps "
     assert re.match(rf"gputui\.trainers\.tf_keras: error: {lost}", errors[0]), errors[0]
     assert "timed out after 30 s" in errors[0] and len(errors[0]) < 500
-    if crash == 1:  # the coordination service names the dead task
-        assert "stopped sending heartbeats" in errors[0] and "task:1" in errors[0]
+    # TF's own message, not the Python stack it prints first; which message comes first depends on timing:
+    # the coordination service naming the dead task, or the aborted collective
+    assert "Detected at node" not in errors[0] and "(most recent call last)" not in errors[0], errors[0]
+    if crash == 1 and "heartbeats" in errors[0]:
+        assert "task:1" in errors[0], errors[0]
     # The survivor knew its rank from TF_CONFIG and reported before the fault.
     assert values(records_from(out_s), "replicas", survivor) == [2.0]
