@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -117,7 +118,14 @@ def as_nobody(args: list[str], env: Mapping[str, str], cwd: Path) -> subprocess.
     if os.getuid() != 0 or setpriv is None:
         pytest.skip("running the CLI as another user needs root and setpriv")
     base = [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
-    their_env = {**env, "HOME": "/nonexistent", "PYTHONPATH": str(REPO), "PYTHONDONTWRITEBYTECODE": "1"}
+    # A copy of the package that nobody may read: the checkout may sit below a folder only root may enter
+    # (a fresh clone in a mktemp folder does, and this test then skipped in CI).
+    readable = Path(tempfile.mkdtemp(prefix="gputui-as-nobody-", dir="/tmp"))
+    readable.chmod(0o755)
+    shutil.copytree(REPO / "gputui", readable / "gputui", ignore=shutil.ignore_patterns("__pycache__"))
+    for path in readable.rglob("*"):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    their_env = {**env, "HOME": "/nonexistent", "PYTHONPATH": str(readable), "PYTHONDONTWRITEBYTECODE": "1"}
     their_env.pop("GPUTUI_STATE_DIR", None)
     for python in ("/usr/bin/python3", "/usr/local/bin/python3"):
         ready = [
@@ -131,15 +139,19 @@ def as_nobody(args: list[str], env: Mapping[str, str], cwd: Path) -> subprocess.
         except OSError:
             usable = False
         if usable:
-            return subprocess.run(
-                [*base, python, "-m", "gputui", *args],
-                env=their_env,
-                cwd=cwd,
-                capture_output=True,
-                text=True,
-                timeout=60,
-                stdin=subprocess.DEVNULL,
-            )
+            try:
+                return subprocess.run(
+                    [*base, python, "-m", "gputui", *args],
+                    env=their_env,
+                    cwd=cwd,
+                    capture_output=True,
+                    text=True,
+                    timeout=60,
+                    stdin=subprocess.DEVNULL,
+                )
+            finally:
+                shutil.rmtree(readable, ignore_errors=True)
+    shutil.rmtree(readable, ignore_errors=True)
     pytest.skip("no Python that nobody may run imports this checkout and reaches Slurm")
 
 
