@@ -11,6 +11,8 @@ axis line, the x tick labels, and an optional line naming the x axis.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rich.segment import Segment
@@ -71,6 +73,37 @@ class BrailleChart(Widget):
         super().__init__(**kwargs)
         self._shown: tuple[Picture | None, object] | None = None  # (picture, size) the strips are of
         self._lines: list[list[tuple[str, str | None]]] = []  # per row: (text, colour or None)
+        self._drawn_at = 0.0
+        self._again: Callable[[], None] | None = None  # the last draw, asked again on resize
+
+    def offer(
+        self,
+        picture: Picture | None,
+        again: Callable[[], None],
+        *,
+        every: float,
+        force: bool = False,
+        title: str | None = None,
+    ) -> bool:
+        """Show ``picture`` (and set the border ``title``) when either changed, at most once ``every``
+        seconds unless ``force``; ``again`` repeats the caller's draw with ``force`` (asked on resize).
+        Whether it was drawn."""
+        self._again = again
+        if (picture, self.size) == self._shown and (title is None or title == self.border_title):
+            return False
+        now = time.monotonic()
+        if not force and now - self._drawn_at < every:
+            return False  # asked again at the next refresh
+        self._drawn_at = now
+        if title is not None and self.border_title != title:  # setting it repaints, even to the same text
+            self.border_title = title
+        self.show(picture)
+        return True
+
+    def on_resize(self) -> None:
+        """Drawn again at once at the new size (its columns and rows are the picture's)."""
+        if self._again is not None:
+            self._again()
 
     def show(self, picture: Picture | None) -> bool:
         """Show ``picture`` (None: an empty plot); whether anything had to be drawn again."""

@@ -15,7 +15,6 @@ changed.
 from __future__ import annotations
 
 import math
-import time
 
 from gputui.monitor.training import MetricSeries, TrainingState
 from gputui.tui.axes import FLAT, nice_step, step_ticks, tick_room, time_axis_end, time_ticks, value_ticks
@@ -35,31 +34,17 @@ class MetricChart(BrailleChart):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.metric: str | None = None  # the metric the chart shows
-        self._drawn_at = 0.0
-        self._asked: tuple[TrainingState, str | None, bool] | None = None  # the last draw's arguments
 
     def draw(
         self, training: TrainingState, name: str | None, *, clockless: bool = False, force: bool = False
     ) -> None:
         """Show metric ``name`` of ``training``; ``force`` lifts the once-a-second
         limit, never the "only when what is drawn changed" rule."""
-        self._asked = (training, name, clockless)
         series = training.metrics.get(name) if name else None
         picture = metric_picture(series, self.size.width, self.size.height, clockless)
-        if (picture, self.size) == self._shown:
-            return
-        now = time.monotonic()
-        if not force and now - self._drawn_at < MIN_REDRAW_S:
-            return  # asked again at the next refresh
-        self._drawn_at = now
-        self.metric = name if series is not None else None
-        self.show(picture)
-
-    def on_resize(self) -> None:
-        """Drawn again at once at the new size (its columns and rows are the picture's)."""
-        if self._asked is not None:
-            training, name, clockless = self._asked
-            self.draw(training, name, clockless=clockless, force=True)
+        again = lambda: self.draw(training, name, clockless=clockless, force=True)  # noqa: E731
+        if self.offer(picture, again, every=MIN_REDRAW_S, force=force):
+            self.metric = name if series is not None else None
 
 
 def metric_picture(series: MetricSeries | None, width: int, height: int, clockless: bool) -> Picture:

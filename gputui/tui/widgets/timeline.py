@@ -20,8 +20,6 @@ that, instead of waiting for them.
 
 from __future__ import annotations
 
-import time
-
 from gputui.monitor.series import Series
 from gputui.tui.axes import tick_room, time_axis_end, time_ticks, value_ticks
 from gputui.tui.braille import column_spans
@@ -33,11 +31,6 @@ NAME = "GPU util % and step time"
 
 
 class Timeline(BrailleChart):
-    def __init__(self, **kwargs) -> None:
-        super().__init__(**kwargs)
-        self._drawn_at = 0.0
-        self._asked: tuple[Series, Series, bool, bool] | None = None  # the last draw's arguments
-
     def draw(
         self,
         util: Series,
@@ -49,25 +42,11 @@ class Timeline(BrailleChart):
     ) -> None:
         """Show the two series; ``force`` lifts the once-a-second limit, never the "only when what is
         drawn changed" rule. ``ended``: the source has ended (no more data will come)."""
-        self._asked = (util, step_time, clockless, ended)
         picture, title = timeline_picture(
             util, step_time, self.size.width, self.size.height, clockless, ended
         )
-        if (picture, self.size) == self._shown and title == self.border_title:
-            return
-        now = time.monotonic()
-        if not force and now - self._drawn_at < MIN_REDRAW_S:
-            return  # asked again at the next refresh
-        self._drawn_at = now
-        if self.border_title != title:  # setting it repaints the widget, even to the same text
-            self.border_title = title
-        self.show(picture)
-
-    def on_resize(self) -> None:
-        """Drawn again at once at the new size (its columns and rows are the picture's)."""
-        if self._asked is not None:
-            util, step_time, clockless, ended = self._asked
-            self.draw(util, step_time, clockless=clockless, ended=ended, force=True)
+        again = lambda: self.draw(util, step_time, clockless=clockless, ended=ended, force=True)  # noqa: E731
+        self.offer(picture, again, every=MIN_REDRAW_S, force=force, title=title)
 
 
 def timeline_picture(
