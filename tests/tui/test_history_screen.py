@@ -58,6 +58,9 @@ async def open_history(pilot: Pilot) -> HistoryScreen:
     await home_data.wait_for(pilot, lambda: isinstance(pilot.app.screen, HistoryScreen), "the history screen")
     screen = pilot.app.screen
     await home_data.wait_for(pilot, lambda: not screen.loading, "sacct's answer")
+    table = screen.query_one(DataTable)  # its column widths are measured on idle after the rows came:
+    # a picture taken before that showed the columns cut (CI once did)
+    await home_data.wait_for(pilot, lambda: not table._require_update_dimensions, "the columns measured")
     await pilot.pause()
     return screen
 
