@@ -19,7 +19,14 @@ import sys
 from gputui import distenv
 from gputui.argtypes import positive_int
 from gputui.trainers import data as datasets
-from gputui.trainers.common import TrainerError, batching, build_parser, reporter_for, run
+from gputui.trainers.common import (
+    TrainerError,
+    batching,
+    build_parser,
+    leave_after_distributed,
+    reporter_for,
+    run,
+)
 
 PROG = "gputui.trainers.lightning_ddp"
 
@@ -180,6 +187,11 @@ def train(args) -> int:
     )
     if args.checkpoint:
         trainer.save_checkpoint(args.checkpoint)  # every rank calls it; rank 0 writes
+    if world > 1:
+        if torch.distributed.is_initialized():  # Lightning leaves its process group up after fit
+            torch.distributed.destroy_process_group()
+        del trainer, model
+        leave_after_distributed(0)
     return 0
 
 

@@ -22,6 +22,7 @@ from gputui.trainers.common import (
     batching,
     build_parser,
     fault_hook,
+    leave_after_distributed,
     peer_lost,
     reporter_for,
     run,
@@ -181,6 +182,8 @@ def train(args) -> int:
     reporter.close()
     if world > 1:
         dist.destroy_process_group()
+        del model, optimizer, loader, sampler  # their collection runs now, not at interpreter exit
+        leave_after_distributed(0)
     return 0
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from trainer_helpers import TF_KERAS, TORCH_DDP, run
+from trainer_helpers import PYTHON, TF_KERAS, TORCH_DDP, run
 
 from gputui.distenv import from_environ
 from gputui.trainers.common import TrainerError, batching, failure_detail, tf_config, tf_worker
@@ -119,3 +119,29 @@ def test_a_lost_peer_is_told_by_the_runtime_s_own_message(message: str, detail: 
     """Not the Python stack TF prints first (CI once showed only "Graph execution error: Detected at node
     CollectiveReduceV2_1 defined at (most recent call last):")."""
     assert failure_detail(RuntimeError(message)) == detail
+
+
+LEAVE_SCRIPT = """
+import atexit, gc, sys
+from gputui.trainers.common import leave_after_distributed
+
+class Cycle:
+    def __init__(self):
+        self.me = self
+    def __del__(self):
+        sys.stdout.write("collected ")
+
+atexit.register(lambda: print("finalization ran", flush=True))
+Cycle()
+sys.stdout.write("records flushed ")
+sys.stderr.write("stderr flushed")
+leave_after_distributed(0)
+"""
+
+
+def test_leave_after_distributed_collects_flushes_and_skips_finalization() -> None:
+    res = run([PYTHON, "-c", LEAVE_SCRIPT], {"PYTHONUNBUFFERED": ""})
+    assert res.returncode == 0, res.stderr
+    # the cycle is collected while the interpreter is whole; buffered output is not lost; no atexit
+    assert res.stdout == "records flushed collected "
+    assert res.stderr == "stderr flushed"
