@@ -14,6 +14,7 @@ without being parsed (``docs/log-formats.md``).
 
 from __future__ import annotations
 
+import copy
 import re
 import time as _time
 from collections import deque
@@ -214,6 +215,12 @@ class LogParser:
             self._finished = True
             out.append(self.outcome.decide(now, self._last_frame, list(self._recent)))
         return out
+
+    def outcome_so_far(self, now: float | None = None) -> Record:
+        """The outcome the frames read so far give, for a log that may still grow (a followed replay):
+        :meth:`finish`'s decision on a copy, so what is read later is judged as if this was never asked."""
+        now = _time.time() if now is None else now
+        return copy.deepcopy(self.outcome).decide(now, self._last_frame, list(self._recent))
 
     def parse_frames(
         self,

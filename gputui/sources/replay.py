@@ -32,6 +32,7 @@ import time
 from gputui.logs.catchup import PREVIEW_MIN_BYTES, preview_records, read_tail
 from gputui.logs.files.metric_files import MetricFileFollower
 from gputui.logs.follower import LogFollower
+from gputui.logs.outcome import has_ended
 from gputui.monitor.logtext import LogText
 from gputui.monitor.state import DashboardState, JobInfo
 from gputui.sources.base import Feed, RecordSource
@@ -67,6 +68,7 @@ class ReplaySource(RecordSource):
         self._told: dict | None = None  # the last position sent
         self._read: dict[str, tuple[int, int]] = {}  # large logs being read: (bytes read, size)
         self._unread: dict[str, tuple] = {}  # log path → its unread lines (a rebuilt state gets them)
+        self._ended: dict[str, tuple] = {}  # log path → (outcome, line) of the run end it said (said once)
         self._relearn: str | None = None  # reload everything (a pattern was taught), saying this note
         self._began: float | None = None  # where the logs' durations say the run began
         self._clocked = False  # some records carry a time or a printed duration
@@ -224,13 +226,15 @@ class ReplaySource(RecordSource):
         the last record), still ``estimated`` (no epoch time is measured from them)."""
         new: list[Record] = []
         last = self.times[-1] if self.times else 0.0
-        for _path, log, records in self._gained(readers):
+        gained = set()
+        for path, log, records in self._gained(readers):
             for rec in records if log else ():
                 if rec.get("time_source", "read") == "read":
                     rec.time = max(rec.time, last)
                     rec.fields["time_source"] = "estimated"
             new.extend(records)
-        return new
+            gained.add(path)
+        return new + self._ended_runs(readers, gained, max([r.time for r in new], default=last))
 
     def _read_all(self, readers: list) -> list[Record]:
         """Everything there is now; each log's records without a printed time placed once all is read."""
@@ -242,7 +246,23 @@ class ReplaySource(RecordSource):
                 self._clocked = self._clocked or not log
         for path, records in logs.items():
             new.extend(self._retime(path, records))
-        return new
+        return new + self._ended_runs(readers, set(logs), max((r.time for r in new), default=time.time()))
+
+    def _ended_runs(self, readers: list, gained: set[str], at: float) -> list[Record]:
+        """The ``outcome`` event of each log that gained lines and now says its run is over (completed,
+        failed), at ``at``: a followed log is never finished, so its parser's final event never comes,
+        and without it the dashboard would go on saying the log is followed and an epoch is running."""
+        out = []
+        for path, reader in readers:
+            if path not in gained or not isinstance(reader, LogFollower):
+                continue
+            outcome = reader.parser.outcome_so_far()
+            key = (outcome.get("outcome"), outcome.get("line"))
+            if has_ended(key[0]) and self._ended.get(path) != key:
+                self._ended[path] = key
+                outcome.time = at
+                out.append(outcome)
+        return out
 
     def _retime(self, path: str, records: list[Record]) -> list[Record]:
         """Log records read without a printed time: placed by the durations the log prints, else one per
@@ -331,6 +351,7 @@ class ReplaySource(RecordSource):
             (getattr(reader, "file", None) or reader.follower).close()
         self.records, self.times, self.at, self.playing = [], [], None, False
         self._logs, self._said, self._read, self._unread = {}, [], {}, {}
+        self._ended = {}
         self.skipped, self._told = 0, None
         if note:
             self._say(feed, "info", note)

@@ -82,3 +82,62 @@ async def test_a_source_that_returned_is_ended(folder):  # noqa: F811
         await tui_data.wait_for(pilot, lambda: screen.finished, "the source to return")
         await pilot.pause()
         assert _title(app) == "log train.log · ended"
+
+
+FINISHED = [
+    *UNFINISHED[:2],
+    "Epoch 2/3",
+    "100/100 - 12s - loss: 0.5000 - accuracy: 0.8000 - 12s/epoch - 120ms/step",
+]
+FINISHED += ["Epoch 3/3", "100/100 - 12s - loss: 0.3000 - accuracy: 0.9000 - 12s/epoch - 120ms/step"]
+FINISHED += ["Training finished"]
+
+
+async def test_a_replayed_plain_log_that_says_it_finished_is_ended(folder):  # noqa: F811
+    """A plain log has no recorded outcome and a followed file is never finished: the log's own last line
+    ends the run (it said ``following`` and ``epoch 4`` after ``Training finished``)."""
+    app = tui_data.make_app([_log(folder, FINISHED)])
+    try:
+        async with app.run_test(size=(120, 36)) as pilot:
+            await tui_data.wait_loaded(pilot)
+            assert _title(app) == "log train.log · ended"
+            state = tui_data.dashboard(app).state
+            assert state.training.ended and state.training.current_epoch() == 3
+            assert state.outcome is not None and state.outcome.get("outcome") == "completed"
+    finally:
+        app.source.stop()
+
+
+async def test_a_followed_plain_log_ends_when_its_end_line_arrives(folder):  # noqa: F811
+    app = tui_data.make_app([_log(folder, FINISHED[:4])])
+    try:
+        async with app.run_test(size=(120, 36)) as pilot:
+            await tui_data.wait_loaded(pilot)
+            assert _title(app) == "log train.log · following"  # two epochs of three: may go on
+            with open(folder / "train.log", "a", encoding="utf-8") as out:
+                out.write("\n".join(FINISHED[4:]) + "\n")
+            await tui_data.wait_for(pilot, lambda: "following" not in _title(app), "the end line to be seen")
+            assert _title(app) == "log train.log · ended"
+    finally:
+        app.source.stop()
+
+
+async def test_a_long_file_name_gives_way_to_the_state_in_a_narrow_terminal(folder):  # noqa: F811
+    """At 80 columns a run folder's long name cut the title's end (``· en…``): the name is cut in the
+    middle instead, and the whole title fits between the pane's corners; wide again, it is whole."""
+    run = folder / "resnet18-ddp-2ranks-lr0.05-batch256-20261126-181607-12399"
+    run.mkdir()
+    name = _log(run, FINISHED)
+    app = tui_data.make_app([f"{run.name}/{name}"])
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await tui_data.wait_loaded(pilot)
+            pane = tui_data.dashboard(app).query_one(LogPane)
+            title = _title(app)
+            assert title.startswith("log resnet18-ddp-2ranks-") and title.endswith("-12399/train.log · ended")
+            assert "…" in title and len(title) <= pane.outer_size.width - 6
+            await pilot.resize_terminal(160, 36)
+            await pilot.pause()
+            assert _title(app) == f"log {run.name}/train.log · ended"
+    finally:
+        app.source.stop()

@@ -58,7 +58,14 @@ class LogPane(ChangedRows, can_focus=True):
         else:
             state = "following" if self.follow else "paused (f follows)"
         found = f" · /{self.search}" if self.search else ""
-        return f"log {printable(_short(self.log_text.path))}{more} · {state}{found}"
+        tail = f"{more} · {state}{found}"
+        name = printable(_short(self.log_text.path))
+        if self.outer_size.width:  # laid out: the file name gives way to what follows it
+            name = _fit(name, self.outer_size.width - 6 - len("log ") - len(tail))  # corners and spaces
+        return f"log {name}{tail}"
+
+    def on_resize(self) -> None:
+        self.set_title(self._title())  # the file name gives way first, never the state
 
     def watch_follow(self, follow: bool) -> None:
         if follow:
@@ -136,3 +143,12 @@ def _short(path: str) -> str:
     """The last two parts of a path (the run folder and the file), enough to tell the files apart."""
     parts = path.rstrip("/").split("/")
     return "/".join(parts[-2:]) if len(parts) > 2 else path
+
+
+def _fit(name: str, room: int) -> str:
+    """``name`` cut in the middle to ``room`` characters (at least 9), so the title's end stays whole."""
+    room = max(room, 9)
+    if len(name) <= room:
+        return name
+    head = (room - 1) // 2
+    return name[:head] + "…" + name[len(name) - (room - 1 - head) :]
