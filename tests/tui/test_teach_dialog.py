@@ -111,7 +111,7 @@ async def test_the_pane_counts_what_was_not_read_and_t_teaches_it(folder: Path, 
             )
             await loaded(pilot)
             training = screen.state.training
-            assert screen.state.records == 2 * STEPS + 1  # a loss and a step time at every step; "done": its end
+            assert screen.state.records == 2 * STEPS + 1  # a loss and a step time per step; "done": the end
             steps = training.step_summary()
             assert steps is not None and (steps.first_step, steps.done, steps.loss_last) == (
                 1,
