@@ -76,6 +76,28 @@ async def test_gpu_pane_height_follows_its_gpus(folder):  # noqa: F811
         app.source.stop()
 
 
+async def test_an_80x24_terminal_shows_a_time_chart_below_two_gpus_and_none_below_eight(folder):  # noqa: F811
+    """Below 30 rows there was no time chart at all, and a 2-GPU job's pane kept 8 empty rows."""
+    for job, timeline in ((tui_data.one_node, True), (tui_data.two_nodes, False)):
+        app = tui_data.make_app(job(folder))
+        try:
+            async with app.run_test(size=(80, 24)) as pilot:
+                screen = await tui_data.wait_loaded(pilot)
+                await pilot.pause()
+                chart = screen.query_one("#timeline")
+                assert chart.display is timeline and not screen.query_one("#heatmap").display
+                if timeline:
+                    gpus = screen.query_one("#gpus")
+                    assert gpus.size.height == 3 and chart.outer_size.height >= 8
+                    assert _braille(chart.text())  # drawn in its rows
+                else:
+                    assert (
+                        screen.query_one("#gpus").outer_size.height == screen.query_one("#left").size.height
+                    )
+        finally:
+            app.source.stop()
+
+
 async def test_heatmap_rows_show_the_straggler(folder):  # noqa: F811
     app = tui_data.make_app(straggler_job(folder))
     try:
@@ -177,9 +199,19 @@ def test_left_column_sizes():
     assert four.heatmap == 4 and four.heatmap_nodes == 4 and four.gpus == 6  # 20 - 10 for the chart - 4
     rolled = left_column(25, gpus=16, nodes=4)  # 16 GPU rows do not fit: the pane shows 4 node rows
     assert rolled.gpus == 7 and rolled.heatmap == 4
-    assert left_column(20, gpus=2, nodes=4, timeline=False) == LeftColumn(20, 0, 0)  # small terminal
+    assert left_column(20, gpus=2, nodes=4, timeline=False) == LeftColumn(
+        20, 0, 0, timeline=False
+    )  # slow link
     assert left_column(10, gpus=2, nodes=0).gpus == 3  # waiting line + border
     assert left_column(21, gpus=8, nodes=2) == LeftColumn(11, 0, 0)  # two nodes: every GPU row, no heatmap
+
+
+def test_a_small_terminal_keeps_a_time_chart_in_the_rows_the_gpus_leave():
+    assert left_column(13, gpus=2, nodes=1, small=True) == LeftColumn(5, 0, 0)  # 80x24: 8 rows for the chart
+    assert left_column(13, gpus=0, nodes=0, small=True) == LeftColumn(3, 0, 0)  # waiting: one line
+    assert left_column(13, gpus=4, nodes=1, small=True) == LeftColumn(13, 0, 0, timeline=False)  # 6 left
+    assert left_column(12, gpus=2, nodes=4, small=True) == LeftColumn(12, 0, 0, timeline=False)  # 7 left
+    assert left_column(21, gpus=8, nodes=2, small=True) == LeftColumn(11, 0, 0)  # no heatmap when small
 
 
 def test_heat_rows_pair_nodes_and_colour_by_threshold():

@@ -42,7 +42,7 @@ from gputui.tui.widgets.timeline import Timeline
 from gputui.tui.widgets.training_pane import TrainingPane, spark_line
 from gputui.tui.widgets.verdict_pane import VerdictPane
 
-SMALL_HEIGHT = 30  # terminals with fewer rows are "-small": no timeline, so the metric chart has room
+SMALL_HEIGHT = 30  # fewer rows: "-small" (no heatmap; a time chart only in the rows the GPUs leave)
 LOW_BANDWIDTH_REFRESH_S = 2.0  # low_bandwidth: the screen refreshes at most this often
 HEAT = Thresholds(good=UTIL_GOOD_PCT, low=UTIL_LOW_PCT)  # the GPU pane's own util levels
 REPLAY_ACTIONS = frozenset({"replay_move", "replay_play", "replay_speed", "replay_start", "replay_end"})
@@ -146,7 +146,7 @@ class DashboardScreen(Screen):
         self.refresh_view(force=True)
 
     def on_resize(self) -> None:
-        self.set_class(self.size.height < SMALL_HEIGHT, "-small")  # gputui.tcss drops the timeline
+        self.set_class(self.size.height < SMALL_HEIGHT, "-small")  # gputui.tcss drops the heatmap
         self.refresh_view(force=True)
 
     # ------------------------------------------------------------------ drawing
@@ -217,13 +217,14 @@ class DashboardScreen(Screen):
         (:mod:`gputui.tui.screens.dashboard_layout`); only when those numbers or the screen changed."""
         board = self.state.board
         left = self.query_one("#left")
-        charts = not self.has_class("-small") and not self.low_bandwidth
-        key = (len(board.gpus), len(board.nodes), left.size.height, charts)
+        charts, small = not self.low_bandwidth, self.has_class("-small")
+        key = (len(board.gpus), len(board.nodes), left.size.height, charts, small)
         if key == self._layout_key or not left.size.height:
             return
         self._layout_key = key
-        rows = left_column(left.size.height, len(board.gpus), len(board.nodes), timeline=charts)
-        self.query_one(GpuPane).styles.height = rows.gpus if charts else "1fr"
+        rows = left_column(left.size.height, len(board.gpus), len(board.nodes), timeline=charts, small=small)
+        self.query_one(GpuPane).styles.height = rows.gpus if rows.timeline else "1fr"
+        self.query_one(Timeline).display = rows.timeline
         heatmap = self.query_one(Heatmap)
         heatmap.display = rows.heatmap > 0
         heatmap.styles.height = rows.heatmap or None
