@@ -1,0 +1,244 @@
+"""Scores of gputui's log parser on the corpus (``corpus/README.md``, *Scores*), and the comparison of
+two independent readings of one log."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from corpus import entries, load, log_bytes, logs_dir
+
+TIME = {"us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0, "secs": 1.0, "min": 60.0, "h": 3600.0}
+COUNT = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9}
+MEMORY = {"k": "_kib", "kb": "_kib", "kib": "_kib", "m": "_mib", "mb": "_mib", "mib": "_mib"}
+MEMORY.update({"g": "_gib", "gb": "_gib", "gib": "_gib", "tb": "_tib", "tib": "_tib"})
+
+
+def accepted(name: str, value: float, unit: str | None) -> list[tuple[str, float]]:
+    """(name, value) forms under which a printed value counts as read: the name as printed, with the
+    unit's suffix, and the value as printed or converted (seconds, ×1000 for ``k``)."""
+    from gputui.stream.names import canonical_metric_name as canon
+
+    base = canon(name)
+    forms = [(base, value)]
+    if unit:
+        low = unit.lower()
+        if unit == "%":
+            forms += [(canon(base + "_pct"), value), (base, value / 100)]
+        elif low in TIME:
+            seconds = value * TIME[low]
+            forms += [(canon(base + "_s"), seconds), (base, seconds)]
+        elif low in MEMORY:
+            forms += [(canon(base + MEMORY[low]), value)]
+            forms += [(base, value * f) for f in (1024.0, 1000.0, 1 / 1024, 1 / 1000)]
+        elif unit in COUNT:
+            forms += [(base, value * COUNT[unit])]
+    return forms
+
+
+def close(a: float, b: float) -> bool:
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    return a == b or abs(a - b) <= 1e-9 * max(abs(a), abs(b)) + 1e-12
+
+
+@dataclass
+class LogScore:
+    name: str
+    family: str
+    split: str
+    expected: int = 0
+    by_name: int = 0
+    with_position: int = 0
+    loose: int = 0
+    outcome_expected: str | None = None
+    outcome_got: str | None = None
+    invented: int = 0
+    misses: list[str] = field(default_factory=list)
+
+    @property
+    def outcome_right(self) -> bool:
+        return self.outcome_expected == self.outcome_got
+
+
+def parse(name: str) -> list:
+    from gputui.logs import parse_bytes
+
+    return parse_bytes(log_bytes(name))
+
+
+def score_log(entry: dict) -> LogScore:
+    records = parse(entry["name"])
+    metrics = [r for r in records if r.kind == "metric"]
+    outcome = [r for r in records if r.kind == "event" and r.get("event") == "outcome"]
+    result = LogScore(entry["name"], entry["family"], entry["split"])
+    result.outcome_expected = (entry.get("outcome") or {}).get("status")
+    result.outcome_got = outcome[-1].get("outcome") if outcome else None
+    if entry.get("training") is False:
+        result.invented = len(metrics)
+    index: dict[str, list] = defaultdict(list)
+    for record in metrics:
+        value = record.get("value")
+        if isinstance(value, int | float):
+            index[record.get("name")].append(record)
+    for line in entry.get("values", []):
+        for printed in line["printed"]:
+            result.expected += 1
+            found = positioned = loose = False
+            for name, value in accepted(printed["name"], float(printed["value"]), printed.get("unit")):
+                for record in index.get(name, ()):
+                    if close(float(record.get("value")), value):
+                        found = True
+                        if _at(record, line):
+                            positioned = True
+                            break
+                if positioned:
+                    break
+            if not found:
+                loose = _loosely(printed, index)
+            result.by_name += found
+            result.with_position += positioned
+            result.loose += found or loose
+            if not found:
+                result.misses.append(
+                    f"line {line['line']}: {printed['name']}={printed['value']}"
+                    f"{printed.get('unit') or ''}  | {line['text'][:140]}"
+                )
+    return result
+
+
+def _loosely(printed: dict, index: dict[str, list]) -> bool:
+    """The value under any name holding the expected name's longest word."""
+    word = max(printed["name"].replace("-", "_").split("_"), key=len).lower()
+    values = [v for _, v in accepted(printed["name"], float(printed["value"]), printed.get("unit"))]
+    return any(
+        word in name and any(close(float(r.get("value")), v) for r in records for v in values)
+        for name, records in index.items()
+    )
+
+
+def _at(record, line: dict) -> bool:
+    step, epoch = line.get("step"), line.get("epoch")
+    if step is not None and record.get("step") != step:
+        return False
+    return epoch is None or record.get("epoch") is None or record.get("epoch") == epoch
+
+
+def total(scores: list[LogScore]) -> dict:
+    expected = sum(s.expected for s in scores)
+    judged = [s for s in scores if s.outcome_expected]
+
+    def share(n: int) -> float | None:
+        return round(100.0 * n / expected, 1) if expected else None
+
+    return {
+        "logs": len(scores),
+        "values": expected,
+        "recall_by_name_pct": share(sum(s.by_name for s in scores)),
+        "with_position_pct": share(sum(s.with_position for s in scores)),
+        "loose_pct": share(sum(s.loose for s in scores)),
+        "outcomes_right": sum(s.outcome_right for s in judged),
+        "outcomes": len(judged),
+        "invented": sum(s.invented for s in scores),
+    }
+
+
+def score_all(split: str = "all", names: list[str] | None = None) -> list[LogScore]:
+    chosen = []
+    for entry in entries():
+        if names and entry["name"] not in names:
+            continue
+        if split != "all" and entry["split"] != split:
+            continue
+        if not (logs_dir() / f"{entry['name']}.log").exists():
+            continue
+        chosen.append(score_log(entry))
+    return chosen
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    scores = score_all(args.split, args.names)
+    if args.json:
+        print(json.dumps({"total": total(scores), "by_family": by_family(scores)}, indent=1))
+        return 0
+    for s in scores:
+        mark = "" if s.outcome_right else f"  outcome {s.outcome_got} != {s.outcome_expected}"
+        hidden = s.split == "heldout" and not args.show_heldout
+        print(
+            f"{s.name:48} {s.by_name:4}/{s.expected:<4} pos {s.with_position:4}{mark}"
+            + (f"  invented {s.invented}" if s.invented else "")
+        )
+        if args.misses and not hidden:
+            for miss in s.misses[: args.misses]:
+                print(f"    miss {miss}")
+    print(json.dumps(total(scores)))
+    return 0
+
+
+def by_family(scores: list[LogScore]) -> dict:
+    groups: dict[str, list[LogScore]] = defaultdict(list)
+    for s in scores:
+        groups[s.family].append(s)
+    return {family: total(group) for family, group in sorted(groups.items())}
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """Where two readings of one log (entry files) differ: lines, names, values, outcome."""
+    a, b = _read(args.first), _read(args.second)
+    differences = 0
+    lines_a = {v["line"]: v for v in a.get("values", [])}
+    lines_b = {v["line"]: v for v in b.get("values", [])}
+    for line in sorted(set(lines_a) | set(lines_b)):
+        va, vb = lines_a.get(line), lines_b.get(line)
+        if va is None or vb is None:
+            print(f"line {line}: only in {'first' if vb is None else 'second'}")
+            differences += 1
+            continue
+        pa = {(p["name"], float(p["value"]), p.get("unit")) for p in va["printed"]}
+        pb = {(p["name"], float(p["value"]), p.get("unit")) for p in vb["printed"]}
+        for extra in sorted(pa - pb, key=str):
+            print(f"line {line}: first only {extra}")
+            differences += 1
+        for extra in sorted(pb - pa, key=str):
+            print(f"line {line}: second only {extra}")
+            differences += 1
+        for key in ("step", "epoch"):
+            if va.get(key) != vb.get(key):
+                print(f"line {line}: {key} {va.get(key)} != {vb.get(key)}")
+                differences += 1
+    oa, ob = (a.get("outcome") or {}).get("status"), (b.get("outcome") or {}).get("status")
+    if oa != ob or a.get("training") != b.get("training"):
+        print(f"outcome {oa} != {ob} or training {a.get('training')} != {b.get('training')}")
+        differences += 1
+    print(f"{differences} differences")
+    return 1 if differences else 0
+
+
+def _read(path: str) -> dict:
+    """An entry file given by path, or the entry of that name."""
+    if path.endswith(".json"):
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    return load(path)
+
+
+def add_score_commands(sub) -> None:
+    score = sub.add_parser("score", help="gputui's parser against every entry")
+    score.add_argument("names", nargs="*")
+    score.add_argument("--split", choices=("dev", "heldout", "all"), default="all")
+    score.add_argument("--json", action="store_true")
+    score.add_argument("--misses", type=int, default=0, help="list up to N missed values per dev log")
+    score.add_argument("--show-heldout", action="store_true", help="also list held-out misses")
+    score.set_defaults(run=cmd_score)
+    compare = sub.add_parser("compare", help="where two readings of one log differ")
+    compare.add_argument("first")
+    compare.add_argument("second")
+    compare.set_defaults(run=cmd_compare)
+
+
+if __name__ == "__main__":
+    sys.exit(1)
