@@ -1,8 +1,9 @@
 """A metric line cut into numbers and the text between them (the extractor's template of a line).
 
 :func:`read_line` works out, for one line, which numbers are counters (epoch, step), which are metrics and
-what each is called (:mod:`gputui.logs.naming`), or that the line is no metric line. It depends only on
-the line's *shape* (digits read as 0), so :mod:`gputui.logs.formats.extract` calls it once per shape.
+what each is called (:mod:`gputui.logs.naming`, :mod:`gputui.logs.labels`), or that the line is no metric
+line. It depends only on the line's *shape* (digits read as 0), so :mod:`gputui.logs.formats.extract`
+calls it once per shape. The rules are in ``docs/log-formats.md`` (*The extractor*).
 """
 
 from __future__ import annotations
@@ -12,36 +13,39 @@ from itertools import pairwise
 from typing import NamedTuple
 
 from gputui.logs.base import is_metric_name
-from gputui.logs.naming import COUNT_SCALE, full_name, line_split
+from gputui.logs.labels import SPLITS, counter_kind, label_of, named
+from gputui.logs.naming import COUNT_SCALE, TIME_UNITS, line_split
 from gputui.stream.names import canonical_metric_name
 
 NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)"
+#: A value: signed, with a fraction or an exponent, or grouped in thousands (``10,690,944``).
+VALUE = r"[-+]?(?:\d{1,3}(?:,\d{3})+(?!\d|,\d)|\d+)(?:\.\d*)?(?:[eE][-+]?\d+)?|[-+]?\.\d+(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)"
+UNIT = (
+    r"%|(?:us|µs|ms|s|sec|secs|seconds|min|mins|minutes|h|hr|hrs|hours)(?![\w/])"
+    r"|[KMGT]i?B(?![\w/])|[kKMGTB](?![\w/])"
+)
 TOKEN = re.compile(
     r"(?<![\w.@/-])(?:"
-    r"(?P<n>\d+)\s*/\s*(?P<m>\d+)(?![\w./])"  # a position "10/500", "[ 10/ 500]"
-    r"|(?P<clock>\d{1,3}:\d\d(?::\d\d)?)(?![\w:.])"  # a duration "0:13:11"
-    r"|(?P<v>" + NUMBER + r")"
-    r"(?P<u>\s?(?:%|(?:us|µs|ms|s|sec|secs|min|h|[KMG]i?B)(?![\w/]))|[kKMGB](?![\w/]))?"
+    r"(?P<date>\d{4}[-/]\d\d[-/]\d\d)(?![\w])"  # a date: no value
+    r"|(?P<n>\d+)\s*/\s*(?P<m>\d+)(?![\w./])"  # a position "10/500", "[ 10/ 500]", a fraction "9845/10000"
+    r"|(?P<clock>(?:\d+ days?, )?\d{1,3}:\d\d(?::\d\d)?(?:\.\d+)?)(?![\w:])"  # a duration "0:13:11"
+    r"|(?P<v>" + VALUE + r")(?P<u>\s?(?:" + UNIT + r"))?"
     r"(?![\w.]|-\d)"
     r")",
     re.IGNORECASE,
 )
-#: Structural separators between the parts of a line.
+#: Structural separators between the parts of a line (also :mod:`gputui.logs.labels`).
 SEPARATOR = re.compile(r"\s*(?:\||\t|;|,\s*|\s{2,}|\s-\s)\s*")
 LABEL = re.compile(r"[A-Za-z][\w.@/%()\[\]-]*(?: [A-Za-z(\[][\w.@/%()\[\]-]*){0,3}")
-EPOCH_WORDS = frozenset({"epoch", "ep"})
-STEP_WORDS = frozenset({"step", "iter", "iteration", "it", "global_step", "batch", "update", "updates"})
-SKIP_NAMES = frozenset({"eta", "remaining", "time_left", "left"})
-PROSE_WORDS = frozenset(
-    {"of", "in", "at", "on", "to", "for", "from", "with", "by", "and", "or", "is", "are", "was"}
-)
+SKIP_NAMES = frozenset({"eta", "remaining", "time_left", "left", "eta_s"})
 #: What may follow the last number of a metric line: a rate or count unit (``850 img/s``, ``12 GB``).
-RATE = re.compile(r"[A-Za-z]{1,12}/(?:s|sec|step|it|batch)|it|img|imgs|samples|tokens|tok|ex|[KMGT]i?B", re.I)
+RATE = re.compile(
+    r"[A-Za-z]{1,12}/(?:s|sec|step|it|batch)|it|img|imgs|images|samples|tokens|tok|ex|[KMGT]i?B|x", re.I
+)
+TAIL = re.compile(r"[\s)\]}|,;.*!<>=-]*(?:\(?best\)?|\*+|saved?|saving\b.*|new best\b.*|<-+.*)?[\s)\]}|,;.*!]*$", re.I)
 LIST = re.compile(r"\[([A-Za-z][^\[\]]*)\]\s*[:=]\s*\[([^\[\]]*)\]")
 MODULE_PRINTOUT = re.compile(r"^\s*(?:\(\w+\):\s*)?[A-Z]\w*\((?:\w+=|\d+,|\))|Namespace\(")
 SETTING = re.compile(r"[=:] ?(?:True|False|None)\b")
-OPEN = "([{"
-SPLIT_TAG = re.compile(r"^\[[A-Za-z]+\]\s*")  # "[Eval] [10/100]": the line's label, not a metric's
 
 
 class Slot(NamedTuple):
@@ -62,37 +66,13 @@ class Reading(NamedTuple):
     row: tuple[tuple[int, int, str | None], ...] | None  # (start, end, unit) per cell of a table row
     steps: bool = False  # a pairs line with a step counter
 
-
-def counter_kind(label: str) -> str | None:
-    words = label.lower().replace("_", " ").split()
-    last = words[-1] if words else ""
-    if last in EPOCH_WORDS:
-        return "epoch"
-    if last in STEP_WORDS or label.lower().strip() == "global_step":
-        return "step"
-    return None
+    @property
+    def anchored(self) -> bool:
+        """A line with its own step or epoch counter."""
+        return self.slots is not None and any(s.kind != "metric" for s in self.slots)
 
 
-def _prose(label: str) -> bool:
-    """A label that ends in a little word (``started with``, ``5 of``) is a sentence, not a name."""
-    return label.rsplit(None, 1)[-1].lower() in PROSE_WORDS
-
-
-def _label(gap: str) -> tuple[str, bool] | None:
-    """The label at the end of the text before a number and whether that text opens a bracket;
-    ``None`` when words that are no label stand between it and the previous number (prose)."""
-    pieces = SEPARATOR.split(gap)
-    for piece in pieces[:-1]:
-        if len(piece.strip(" )]}>*#:=").split()) > 1:
-            return None
-    text = SPLIT_TAG.sub("", pieces[-1].lstrip(" )]}>*#"))
-    opened = text.rstrip()[-1:] in OPEN if text.strip() else False
-    text = text.rstrip(" :=[({#")
-    if not text:
-        return "", opened
-    if LABEL.fullmatch(text) is None or _prose(text):
-        return None
-    return text, opened
+NOTHING = Reading(None, None)
 
 
 def _cell(token: re.Match) -> tuple[int, int, str | None]:
@@ -103,84 +83,142 @@ def _cell(token: re.Match) -> tuple[int, int, str | None]:
     return token.start(), token.end(), None
 
 
+def _named_lists(body: str) -> tuple[dict[int, str], list[tuple[int, int]]]:
+    """``[Avg. Loss, Loss]: [10.4, 7.1]``: the name of each value of such a list, by its offset."""
+    named_at: dict[int, str] = {}
+    spans = []
+    for m in LIST.finditer(body):
+        names = [n.strip() for n in m.group(1).split(",")]
+        values = [t for t in TOKEN.finditer(m.group(2)) if t.group("v") or t.group("clock")]
+        spans.append((m.start(2), m.end(2)))
+        if len(names) == len(values):
+            for name, value in zip(names, values, strict=True):
+                named_at[m.start(2) + value.start()] = name
+    return named_at, spans
+
+
 def read_line(body: str) -> Reading:
     """The slots of one line (its text without the log prefix)."""
     if MODULE_PRINTOUT.match(body) or len(SETTING.findall(body)) >= 3 or "{'" in body or '{"' in body:
-        return Reading(None, None)
-    lists = {m.start(2): m for m in LIST.finditer(body)}
-    named_at: dict[int, str] = {}
-    for start, m in lists.items():
-        names = [n.strip() for n in m.group(1).split(",")]
-        values = list(TOKEN.finditer(m.group(2)))
-        if len(names) == len(values):
-            for name, value in zip(names, values, strict=True):
-                named_at[start + value.start()] = name
-    tokens = list(TOKEN.finditer(body))
+        return NOTHING
+    tokens = [t for t in TOKEN.finditer(body) if t.group("date") is None]
     if not tokens:
-        return Reading(None, None)
+        return NOTHING
     gaps = [body[a.end() : b.start()] for a, b in pairwise(tokens)]
     bare_ends = not body[: tokens[0].start()].strip() and not body[tokens[-1].end() :].strip()
     if len(tokens) > 1 and bare_ends and all(not SEPARATOR.sub("", gap).strip() for gap in gaps):
         return Reading(None, tuple(_cell(t) for t in tokens))
-    split = line_split(body)
-    slots: list[Slot] = []
-    bare: list[int] = []
+    named_at, lists = _named_lists(body)
+    builder = _Builder(body)
     previous = 0
-    last_name = ""
     for token in tokens:
         gap = body[previous : token.start()]
         previous = token.end()
         if token.start() in named_at:
             label, opened = named_at[token.start()], False
-        elif any(m.start(2) <= token.start() < m.end(2) for m in lists.values()):
-            return Reading(None, None)  # a list of values without as many names
+        elif any(a <= token.start() < b for a, b in lists):
+            return NOTHING  # a list of values without as many names
         else:
-            found = _label(gap)
+            found = label_of(gap)
             if found is None:
-                return Reading(None, None)
+                return NOTHING
             label, opened = found
+        skip_to = builder.add(token, gap, label, opened)
+        if skip_to is None:
+            return NOTHING
+        previous = max(previous, skip_to)
+    return builder.finish(body[previous:])
+
+
+class _Builder:
+    """The slots of one line, number by number."""
+
+    def __init__(self, body: str) -> None:
+        self.body = body
+        self.split = line_split(body)
+        self.slots: list[Slot] = []
+        self.bare: list[int] = []  # bare positions "[3/10]": step, or epoch then step
+        self.last_name = ""
+        self.noun = ""  # "loss train: 0.5, val: 0.6": the noun the split words share
+        self.fraction = ""  # "accuracy: 2400/10042=0.239": the label waiting for its value
+
+    def add(self, token: re.Match, gap: str, label: str, opened: bool) -> int:
+        """Add one number; the offset to read on from (``None``: the line is no metric line)."""
         if token.group("n") is not None:
-            kind = counter_kind(label) if label else None
-            if kind is None and label and line_split(label) is None:
-                return Reading(None, None)  # "Accuracy: 9845/10000": a fraction, not read
-            if kind is None:
-                bare.append(len(slots))
-                kind = "step"
-            slots.append(Slot(token.start("n"), token.end("n"), kind, "", 1.0, False))
-            continue
+            return self._position(token, label)
         if not label:
-            if opened and last_name and gap.strip() == "(" and body[token.end() :].lstrip()[:1] == ")":
-                avg = canonical_metric_name(last_name) + "_avg"  # the running average of the value before
-                slots.append(Slot(token.start(), token.end("v"), "metric", avg, 1.0, False))
-                continue
-            if opened:
-                close = body.find(")", token.end())
-                previous = close + 1 if close >= 0 else previous
-                continue  # "(0.41 s / it)": a note in brackets, not read
-            return Reading(None, None)
+            return self._unlabelled(token, gap, opened)
         kind = counter_kind(label)
         if kind is not None:
-            if token.group("v") is None or not token.group("v").isdigit():
-                return Reading(None, None)
-            scale = COUNT_SCALE.get(token.group("u") or "", 1.0)  # "step 12k"
-            slots.append(Slot(token.start(), token.end("v"), kind, "", scale, False))
-            continue
+            raw = token.group("v")
+            if raw is None or not raw.isdigit():
+                return None  # type: ignore[return-value]
+            scale = COUNT_SCALE.get((token.group("u") or "").strip(), 1.0)  # "step 12k"
+            self.slots.append(Slot(token.start(), token.end("v"), kind, "", scale, False))
+            self.fraction = ""
+            return token.end()
+        self.fraction = ""
+        return token.end() if self._metric(token, label) else None  # type: ignore[return-value]
+
+    def _position(self, token: re.Match, label: str) -> int:
+        kind = counter_kind(label) if label else None
+        if kind is None and label:
+            self.fraction = label  # "Accuracy: 9845/10000 (98%)": counts; the value follows
+            return token.end()
+        if kind is None:
+            self.bare.append(len(self.slots))
+            kind = "step"
+        self.slots.append(Slot(token.start("n"), token.end("n"), kind, "", 1.0, False))
+        return token.end()
+
+    def _unlabelled(self, token: re.Match, gap: str, opened: bool) -> int | None:
+        body, last = self.body, self.last_name
+        if self.fraction and gap.strip() in ("=", "(", "", ":"):
+            label, self.fraction = self.fraction, ""
+            return token.end() if self._metric(token, label) else None
+        if opened and last and gap.strip() == "(" and body[token.end() :].lstrip()[:1] == ")":
+            avg = canonical_metric_name(last) + "_avg"  # the running average of the value before
+            self.slots.append(Slot(token.start(), token.end("v") or token.end(), "metric", avg, 1.0, False))
+            return token.end()
+        if opened:
+            close = body.find(")", token.end())
+            return close + 1 if close >= 0 else token.end()  # "(0.41 s / it)": a note in brackets
+        return None
+
+    def _metric(self, token: re.Match, label: str) -> bool:
+        """Add a named value (or leave out a setting); False: the line is no metric line."""
         clock = token.group("clock") is not None
         unit = "s" if clock else (token.group("u") or "").strip() or None
-        name, scale = full_name(label, unit, split)
-        if not name or full_name(label, None, None)[0] in SKIP_NAMES or not is_metric_name(name):
-            last_name = ""
-            continue
+        if label == "@time":  # "done in 12.3s"
+            if unit is None or unit.lower() not in TIME_UNITS:
+                return False
+            label = "time"
+        name, scale, self.noun, self.split = named(label, unit, self.split, self.noun)
+        if (
+            not name
+            or name.split("_")[0] in SKIP_NAMES
+            or not is_metric_name(name)
+            or not is_metric_name(label)  # "SLURM_PROCID: 0"
+        ):
+            self.last_name = ""
+            return True
         end = token.end("clock") if clock else token.end("v")
-        slots.append(Slot(token.start(), end, "metric", name, scale, clock))
-        last_name = name
-    rest = SEPARATOR.sub(" ", body[previous:]).strip(" )]}|,;.")
-    if rest and RATE.fullmatch(rest) is None:
-        return Reading(None, None)  # the line goes on in words: prose
-    if len(bare) == 2 and not any(s.kind == "epoch" for s in slots):
-        slots[bare[0]] = slots[bare[0]]._replace(kind="epoch")
-    if sum(s.kind == "step" for s in slots) > 1 or sum(s.kind == "epoch" for s in slots) > 1:
-        return Reading(None, None)
-    if not any(s.kind == "metric" for s in slots):
-        return Reading(None, None)
-    return Reading(tuple(slots), None, any(s.kind == "step" for s in slots))
+        self.slots.append(Slot(token.start(), end, "metric", name, scale, clock))
+        self.last_name = name
+        return True
+
+    def finish(self, rest: str) -> Reading:
+        slots = self.slots
+        rest = SEPARATOR.sub(" ", rest).strip(" )]}|,;.")
+        if rest and RATE.fullmatch(rest) is None and TAIL.fullmatch(rest) is None:
+            return NOTHING  # the line goes on in words: prose
+        if len(self.bare) == 2 and not any(s.kind == "epoch" for s in slots):
+            slots[self.bare[0]] = slots[self.bare[0]]._replace(kind="epoch")
+        if sum(s.kind == "step" for s in slots) > 1 or sum(s.kind == "epoch" for s in slots) > 1:
+            return NOTHING
+        if not any(s.kind == "metric" for s in slots):
+            return NOTHING
+        return Reading(tuple(slots), None, any(s.kind == "step" for s in slots))
+
+
+__all__ = ["LABEL", "NUMBER", "SPLITS", "TOKEN", "Reading", "Slot", "counter_kind", "read_line"]

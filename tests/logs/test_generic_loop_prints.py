@@ -132,7 +132,12 @@ def test_banners_settings_and_engine_status_lines_are_not_metrics() -> None:
         "Namespace(batch_size=64, epochs=10, lr=0.01, seed=1)\n"
         "epoch 1 loss=0.5 Throughput: 850 img/s\n"
     )
-    assert metrics(log) == [("loss", 0.5, 1, "epoch"), ("throughput", 850.0, 1, "epoch")]
+    # DeepSpeed's engine line gives its learning rate at its step (issue 30: every printed value)
+    assert metrics(log) == [
+        ("learning_rate", 0.0001, None, "step"),
+        ("loss", 0.5, 1, "epoch"),
+        ("throughput", 850.0, 1, "epoch"),
+    ]
 
 
 def test_abbreviated_counts_are_read_as_the_numbers_they_stand_for() -> None:

@@ -72,11 +72,16 @@ def _header(body: str) -> tuple[str, ...] | None:
 
 
 def _value(text: str) -> float | None:
+    """A duration ``[D day(s), ]H:MM:SS`` or ``MM:SS`` in seconds, or a plain number."""
     if ":" in text:
+        days = 0.0
+        if "day" in text:
+            count, _, text = text.partition(" ")
+            days, text = float(count) * 86400, text.split(",", 1)[1].strip()
         total = 0.0
         for part in text.split(":"):
             total = total * 60 + float(part)
-        return total
+        return days + total
     return to_float(text)
 
 
@@ -137,7 +142,7 @@ class Extractor:
         for slot in reading.slots:
             if slot.kind == "metric":
                 raw = body[slot.start : slot.end]
-                value = _value(raw) if slot.clock else to_float(raw)
+                value = _value(raw) if slot.clock else to_float(raw.replace(",", "") if "," in raw else raw)
                 if value is not None:
                     pairs.append((slot.name, value * slot.scale))
             elif slot.kind == "step":
