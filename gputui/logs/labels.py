@@ -42,9 +42,12 @@ STEP_WORDS = frozenset(
         "generation",
     }
 )
-SPLITS = frozenset({"train", "training", "val", "valid", "validation", "eval", "evaluation", "test", "testing", "dev"})
+SPLITS = frozenset(
+    {"train", "training", "val", "valid", "validation", "eval", "evaluation", "test", "testing", "dev"}
+)
 PROSE_END = frozenset(
-    {"of", "on", "to", "for", "from", "with", "by", "and", "or", "per", "over", "than", "into", "the", "a", "at"}
+    {"of", "on", "to", "for", "from", "with", "by", "and", "or", "per", "over", "than", "into", "the", "a"}
+    | {"at"}
 )
 TIME_WORDS = frozenset({"in", "took", "after", "within"})
 STATE_VERBS = frozenset({"is", "was", "are", "were", "equals", "reached", "becomes", "now"})

@@ -19,7 +19,10 @@ from gputui.stream.names import canonical_metric_name
 
 NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)"
 #: A value: signed, with a fraction or an exponent, or grouped in thousands (``10,690,944``).
-VALUE = r"[-+]?(?:\d{1,3}(?:,\d{3})+(?!\d|,\d)|\d+)(?:\.\d*)?(?:[eE][-+]?\d+)?|[-+]?\.\d+(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)"
+VALUE = (
+    r"[-+]?(?:\d{1,3}(?:,\d{3})+(?!\d|,\d)|\d+)(?:\.\d*)?(?:[eE][-+]?\d+)?"
+    r"|[-+]?\.\d+(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)"
+)
 UNIT = (
     r"%|(?:us|µs|ms|s|sec|secs|seconds|min|mins|minutes|h|hr|hrs|hours)(?![\w/])"
     r"|[KMGT]i?B(?![\w/])|[kKMGTB](?![\w/])"
@@ -42,7 +45,10 @@ SKIP_NAMES = frozenset({"eta", "remaining", "time_left", "left", "eta_s"})
 RATE = re.compile(
     r"[A-Za-z]{1,12}/(?:s|sec|step|it|batch)|it|img|imgs|images|samples|tokens|tok|ex|[KMGT]i?B|x", re.I
 )
-TAIL = re.compile(r"[\s)\]}|,;.*!<>=-]*(?:\(?best\)?|\*+|saved?|saving\b.*|new best\b.*|<-+.*)?[\s)\]}|,;.*!]*$", re.I)
+#: What may follow the last number otherwise: a mark of the best value or of a checkpoint saved.
+TAIL = re.compile(
+    r"[\s)\]}|,;.*!<>=-]*(?:\(?best\)?|\*+|saved?|saving\b.*|new best\b.*|<-+.*)?[\s)\]}|,;.*!]*$", re.I
+)
 LIST = re.compile(r"\[([A-Za-z][^\[\]]*)\]\s*[:=]\s*\[([^\[\]]*)\]")
 MODULE_PRINTOUT = re.compile(r"^\s*(?:\(\w+\):\s*)?[A-Z]\w*\((?:\w+=|\d+,|\))|Namespace\(")
 SETTING = re.compile(r"[=:] ?(?:True|False|None)\b")

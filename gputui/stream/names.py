@@ -55,6 +55,8 @@ ALIASES: dict[str, str] = {
     "tokens_per_second": "tokens_per_s",
     "tokens/s": "tokens_per_s",
     "tokens/sec": "tokens_per_s",
+    "tok/s": "tokens_per_s",
+    "tok/sec": "tokens_per_s",
     "steps_per_second": "steps_per_s",
     "runtime": "runtime_s",
 }
