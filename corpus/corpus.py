@@ -56,7 +56,9 @@ def split_of(name: str) -> str:
 
 
 def mirror(repo: str) -> Path:
-    return MIRRORS / repo.replace("/", "+", 1) / "repo"
+    """The git directory of a repository's snapshot (bare, or a work tree's ``.git``)."""
+    path = MIRRORS / repo.replace("/", "+", 1) / "repo"
+    return path / ".git" if (path / ".git").is_dir() else path
 
 
 def git(repo: str, *args: str) -> bytes:
@@ -211,4 +213,8 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.path.insert(0, str(HERE))
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BrokenPipeError:  # "| head"
+        sys.stderr.close()
+        sys.exit(0)

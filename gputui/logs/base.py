@@ -78,6 +78,7 @@ class Context:
 
     rank: int | None = None
     epoch: int | None = None  # the most recent epoch a line named
+    step: int | None = None  # the most recent step a line named (the extractor's lines)
     epoch_base: int | None = None
     keras_epoch: int | None = None  # a Keras ``Epoch N/M`` header waiting for its final frame
     keras_epochs: int | None = None
@@ -94,6 +95,7 @@ class Context:
     plans: dict[bytes, Any] = field(default_factory=dict)  # line shape → structure (generic parser)
     shapes: dict[bytes, Any] = field(default_factory=dict)  # line shape → reading (extractor)
     table: Any = None  # the column labels of the latest header row (extractor)
+    series: dict[bytes, Any] = field(default_factory=dict)  # shape, digits left out → series state
 
 
 class LineParser(Protocol):

@@ -164,6 +164,7 @@ class LogParser:
         self.unread = Unread()  # metric-looking lines that gave no record
         self.contexts: dict[int | None, Context] = {}
         self._shapes: dict[bytes, object] = {}  # line shape → how it is read: one cache for all ranks
+        self._series: dict[bytes, object] = {}  # line shape without digits → its series state (all ranks)
         self.frames = 0
         self._line = 0
         self._line_rank: int | None = None
@@ -263,7 +264,7 @@ class LogParser:
             if ctx is None or ctx.rank != rank:
                 ctx = contexts.get(rank)
                 if ctx is None:
-                    ctx = contexts[rank] = Context(rank=rank, shapes=self._shapes)
+                    ctx = contexts[rank] = Context(rank=rank, shapes=self._shapes, series=self._series)
             ctx.frames += 1
             count += 1
             if inert is not None:

@@ -107,6 +107,8 @@ def read_line(body: str) -> Reading:
     """The slots of one line (its text without the log prefix)."""
     if MODULE_PRINTOUT.match(body) or len(SETTING.findall(body)) >= 3 or "{'" in body or '{"' in body:
         return NOTHING
+    if body.rstrip().endswith((",", "(", "[", "{")):  # a line of a literal: a config or a list printed
+        return NOTHING
     tokens = [t for t in TOKEN.finditer(body) if t.group("date") is None]
     if not tokens:
         return NOTHING

@@ -39,6 +39,7 @@ PREFIX = re.compile(
     r"|\[?rank\s?\d{1,5}\]?:?"
     r"|\(\w+ pid=\d+(?:, ip=[\d.]+)?\)"
     r"|[IWEF]\d{4} [\d:.]+\s+\d+ [\w.]+:\d+\]"
+    r"|[IWEF] [\w./-]+:\d+\]"  # TensorFlow's C++ log after its time: "I external/xla/service.cc:163]"
     r"|\[?[\w.-]+\.py:\d+[^\]\s]*\]?"
     r"|[\w.]+(?= - (?:INFO|WARNING|DEBUG)\b)"
     r"|[|:]|-(?=\s)"
@@ -48,6 +49,7 @@ RANK = re.compile(r"rank\s?(\d{1,5})")
 HEADER_FIELD = re.compile(r"[A-Za-z][\w.@/%()\[\]-]*")
 MAX_SHAPES = 8192  # shapes kept per log (its ranks share them)
 MAX_LINE = 2048
+NO_DIGITS = b"0123456789"
 NOTHING = Reading(None, None)
 
 
@@ -106,6 +108,19 @@ class Shape:
         self.empty = False  # neither parser can read anything from a line of this shape
 
 
+class Series:
+    """A line of named values without a counter, by its shape with the digits left out: whether it came
+    back with other numbers, and the records of its first line until then."""
+
+    __slots__ = ("count", "example", "pending", "repeats")
+
+    def __init__(self, example: str) -> None:
+        self.example = example
+        self.count = 0  # lines of this shape seen
+        self.repeats = False  # one of them had other numbers
+        self.pending: list[Record] = []
+
+
 class Extractor:
     name = NAME
 
@@ -138,14 +153,11 @@ class Extractor:
         if reading.slots is None:
             return None
         epoch = step = None
-        pairs: list[tuple[str, float]] = []
+        pairs = _pairs(body, reading)
         for slot in reading.slots:
             if slot.kind == "metric":
-                raw = body[slot.start : slot.end]
-                value = _value(raw) if slot.clock else to_float(raw.replace(",", "") if "," in raw else raw)
-                if value is not None:
-                    pairs.append((slot.name, value * slot.scale))
-            elif slot.kind == "step":
+                continue
+            if slot.kind == "step":
                 step = int(int(body[slot.start : slot.end]) * slot.scale)
             else:
                 epoch = int(body[slot.start : slot.end])
@@ -189,6 +201,8 @@ class Extractor:
             return None
         if epoch is not None:
             ctx.epoch = epoch
+        if step is not None:
+            ctx.step = step
         out: list[Record] = []
         scope = "step" if step is not None else "epoch"
         emit(out, pairs, NAME, scope, ctx, now, epoch, step, generic.stamp(head) if head else None)
@@ -242,7 +256,86 @@ class Fallback:
         if records:
             return records
         extracted = PARSER.records(text, found, ctx, now)
-        return extracted if extracted is not None else records
+        if extracted is not None:
+            return extracted
+        if reading.slots is not None and not reading.anchored:
+            return series(text, entry, ctx, now) or records
+        return records
 
 
 FALLBACK = Fallback()
+
+#: Words of names that only a training (or evaluation) run prints: a series of them needs no counter.
+TRAINING_WORDS = re.compile(
+    r"loss|acc|reward|return|score|ppl|perplexity|f1|bleu|rouge|wer|cer|psnr|ssim|map|iou|dice|auc|mse|mae"
+    r"|rmse|err|lr|learning_rate|grad|norm|kl|entropy|precision|recall"
+)
+
+
+def series(text: str, entry: Shape, ctx: Context, now: float) -> list[Record] | None:
+    """The last stage (``docs/log-formats.md``, *Series*): a line of named values without a counter is
+    read at the stream's latest step (or epoch) when its shape comes back with other numbers and the
+    log shows training (a counter seen on this stream, or a name that only training prints), or at once
+    when both hold; the first line's records wait until then."""
+    start, _, reading = entry.found
+    body = text[start:] if start else text
+    pairs = _pairs(body, reading)
+    if not pairs:
+        return None
+    key = body.encode().translate(None, NO_DIGITS)
+    state = ctx.series.get(key)
+    if state is None:
+        state = remember(ctx.series, key, Series(body), MAX_SHAPES)
+    elif not state.repeats and body != state.example:
+        state.repeats = True
+    state.count += 1
+    trained = ctx.step is not None or ctx.epoch is not None
+    says_training = any(TRAINING_WORDS.search(name) for name, _ in pairs)
+    if text.lstrip().startswith("wandb:"):  # W&B's run summary: the run's last values
+        out: list[Record] = []
+        emit(out, pairs, NAME, "summary", ctx, now)
+        return out
+    if not (state.repeats and (trained or (says_training and state.count >= 3))) and not (
+        trained and says_training
+    ):
+        if not state.pending:
+            emit(state.pending, pairs, NAME, "context", ctx, now)
+        return None
+    out, state.pending = state.pending, []  # type: ignore[assignment]
+    if ctx.step is not None:
+        emit(
+            out,
+            pairs,
+            NAME,
+            "step",
+            ctx,
+            now,
+            ctx.epoch,
+            ctx.step,
+            generic.stamp(text[:start]) if start else None,
+        )
+    else:
+        emit(
+            out,
+            pairs,
+            NAME,
+            "context",
+            ctx,
+            now,
+            ctx.epoch,
+            None,
+            generic.stamp(text[:start]) if start else None,
+        )
+    return out
+
+
+def _pairs(body: str, reading: Reading) -> list[tuple[str, float]]:
+    pairs = []
+    for slot in reading.slots or ():
+        if slot.kind != "metric":
+            continue
+        raw = body[slot.start : slot.end]
+        value = _value(raw) if slot.clock else to_float(raw.replace(",", "") if "," in raw else raw)
+        if value is not None:
+            pairs.append((slot.name, value * slot.scale))
+    return pairs
