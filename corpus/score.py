@@ -6,37 +6,46 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
 
 from corpus import entries, load, log_bytes, logs_dir
 
+NON_ALNUM = re.compile(r"[^a-z0-9]+")
 TIME = {"us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0, "secs": 1.0, "min": 60.0, "h": 3600.0}
 COUNT = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9}
 MEMORY = {"k": "_kib", "kb": "_kib", "kib": "_kib", "m": "_mib", "mb": "_mib", "mib": "_mib"}
 MEMORY.update({"g": "_gib", "gb": "_gib", "gib": "_gib", "tb": "_tib", "tib": "_tib"})
 
 
+def key(name: str) -> str:
+    """A name as compared: through gputui's alias table, then letters and digits only (``tok/sec``,
+    ``tok_sec`` and ``HellaSwag accuracy``/``hella_swag_accuracy`` are the same name spelled two ways)."""
+    from gputui.stream.names import canonical_metric_name
+
+    return NON_ALNUM.sub("", canonical_metric_name(name))
+
+
 def accepted(name: str, value: float, unit: str | None) -> list[tuple[str, float]]:
     """(name, value) forms under which a printed value counts as read: the name as printed, with the
-    unit's suffix, and the value as printed or converted (seconds, ×1000 for ``k``)."""
-    from gputui.stream.names import canonical_metric_name as canon
-
-    base = canon(name)
-    forms = [(base, value)]
+    unit's suffix, and the value as printed or converted (seconds, ×1000 for ``k``); names as :func:`key`."""
+    canon = key
+    base = name
+    forms = [(canon(base), value)]
     if unit:
         low = unit.lower()
         if unit == "%":
-            forms += [(canon(base + "_pct"), value), (base, value / 100)]
+            forms += [(canon(base + "_pct"), value), (canon(base), value / 100)]
         elif low in TIME:
             seconds = value * TIME[low]
-            forms += [(canon(base + "_s"), seconds), (base, seconds)]
+            forms += [(canon(base + "_s"), seconds), (canon(base), seconds)]
         elif low in MEMORY:
             forms += [(canon(base + MEMORY[low]), value)]
-            forms += [(base, value * f) for f in (1024.0, 1000.0, 1 / 1024, 1 / 1000)]
+            forms += [(canon(base), value * f) for f in (1024.0, 1000.0, 1 / 1024, 1 / 1000)]
         elif unit in COUNT:
-            forms += [(base, value * COUNT[unit])]
+            forms += [(canon(base), value * COUNT[unit])]
     return forms
 
 
@@ -84,7 +93,7 @@ def score_log(entry: dict) -> LogScore:
     for record in metrics:
         value = record.get("value")
         if isinstance(value, int | float):
-            index[record.get("name")].append(record)
+            index[key(record.get("name"))].append(record)
     for line in entry.get("values", []):
         for printed in line["printed"]:
             result.expected += 1
@@ -113,7 +122,7 @@ def score_log(entry: dict) -> LogScore:
 
 def _loosely(printed: dict, index: dict[str, list]) -> bool:
     """The value under any name holding the expected name's longest word."""
-    word = max(printed["name"].replace("-", "_").split("_"), key=len).lower()
+    word = NON_ALNUM.sub("", max(printed["name"].replace("-", "_").split("_"), key=len).lower())
     values = [v for _, v in accepted(printed["name"], float(printed["value"]), printed.get("unit"))]
     return any(
         word in name and any(close(float(r.get("value")), v) for r in records for v in values)

@@ -59,6 +59,7 @@ SPLIT_WORDS = {
     "eval": "val_",
     "evaluation": "val_",
     "evaluating": "val_",
+    "dev": "val_",
     "test": "test_",
     "testing": "test_",
 }
