@@ -16,8 +16,8 @@ from corpus import entries, load, log_bytes, logs_dir
 NON_ALNUM = re.compile(r"[^a-z0-9]+")
 TIME = {"us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0, "secs": 1.0, "min": 60.0, "h": 3600.0}
 COUNT = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9}
-MEMORY = {"k": "_kib", "kb": "_kib", "kib": "_kib", "m": "_mib", "mb": "_mib", "mib": "_mib"}
-MEMORY.update({"g": "_gib", "gb": "_gib", "gib": "_gib", "tb": "_tib", "tib": "_tib"})
+MEMORY = {"k": "_kib", "kb": "_kb", "kib": "_kib", "m": "_mib", "mb": "_mb", "mib": "_mib"}
+MEMORY.update({"g": "_gib", "gb": "_gb", "gib": "_gib", "tb": "_tb", "tib": "_tib"})
 
 
 def key(name: str) -> str:

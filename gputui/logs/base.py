@@ -35,7 +35,6 @@ SCOPES = ("step", "epoch", "context", "summary")
 NOT_METRICS = frozenset(
     {
         "v_num",
-        "skipped",  # DeepSpeed's "step=0, skipped=0, lr=[...]": a counter of skipped steps, not a metric
         "rank",
         "local_rank",
         "global_rank",

@@ -6,30 +6,37 @@ Rules (``docs/log-formats.md``, *The extractor*):
   brackets that lead to the value, cut at the last separator (``|``, tab, ``;``, ``,``, two spaces,
   `` - ``, ``=>``, a closing bracket followed by a space); words that only state it (``is``, ``was``,
   ``=``) end it, little words that start it (``with``, ``and``, ``the``) are dropped;
-- a label that ends in a little word (``5 of 10``, ``started with 4``) is prose: no label; ``in``,
-  ``took``, ``after`` before a duration name a time (``done in 12.3s``);
+- a label that ends in a little word (``5 of 10``, ``started with 4``, ``Validity over 64 molecules``) is
+  prose: its number is part of a phrase, and the words before the little word may name the value
+  that follows (``Score at iteration 0 is 1.6`` → ``score``); ``in``, ``took``, ``after`` before a
+  duration name a time (``done in 12.3s``);
+- ``head: name`` — a split word in the head applies (``Test set: Average loss`` → ``test_average_loss``), a
+  short head that is no split word is a section of the names (``LOC: precision`` → ``loc_precision``);
 - several words before a value are one name (``train loss 3.4`` → ``train_loss``); a split word
   (train, val, test, …) shared by neighbours is spelled out (``loss train: 0.5, val: 0.6`` gives
   ``train_loss`` and ``val_loss``) and a split word standing alone at a part's head names the values
   after it (``val: loss 0.6 acc 0.8``);
 - the last word of a label says whether the number is a counter: ``epoch``, ``ep`` → epoch; ``step``,
-  ``iter``, ``iteration``, ``it``, ``batch``, ``update``, ``episode``, ``round`` … → step.
+  ``steps``, ``iter``, ``iteration``, ``it``, ``batch``, ``update``, ``episode``, ``round`` … → step.
 """
 
 from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import NamedTuple
 
-from gputui.logs.naming import SPLIT_WORDS, full_name
+from gputui.logs.naming import SPLIT_WORDS, TIME_UNITS, full_name
 
 EPOCH_WORDS = frozenset({"epoch", "ep"})
 STEP_WORDS = frozenset(
     {
         "step",
+        "steps",
         "iter",
         "iters",
         "iteration",
+        "iterations",
         "it",
         "global_step",
         "gstep",
@@ -47,17 +54,31 @@ SPLITS = frozenset(
 )
 PROSE_END = frozenset(
     {"of", "on", "to", "for", "from", "with", "by", "and", "or", "per", "over", "than", "into", "the", "a"}
-    | {"at"}
+    | {"at", "across", "among", "using"}
 )
 TIME_WORDS = frozenset({"in", "took", "after", "within"})
 STATE_VERBS = frozenset({"is", "was", "are", "were", "equals", "reached", "becomes", "now"})
-LEADING = frozenset({"with", "and", "the", "a", "an", "current", "got", "has", "have", "had"})
+LEADING = frozenset({"with", "and", "the", "a", "an", "got", "has", "have", "had"})
 #: Separators inside the text before a number; what follows the last one is the label.
 CUT = re.compile(r"\s*(?:\||\t|;|,|\s{2,}|\s-\s|=>|->|\]\s*|\)\s+|\}|\*+)\s*")
+PAIRS = {"(": ")", "[": "]", "{": "}"}
+CLOSES = {v: k for k, v in PAIRS.items()}
 PUNCTUATION = re.compile(r"[^\w]+")
-WORD = re.compile(r"[^\W\d_][\w.@/%()\[\]'-]*|\d+[\w.@%-]*")
+WORD = re.compile(r"[(\[]?[^\W\d_][\w.@/%()\[\]'-]*|\d+[\w.@%-]*")
 PROSE_WORDS_MAX = 3  # a part of the text before a number with more words than this is a sentence
 LABEL_WORDS_MAX = 5
+HEAD_WORDS_MAX = 2  # "LOC: precision": a head of at most this many words is a section of the names
+
+
+class Label(NamedTuple):
+    """What the text before a number says of it: ``kind`` is ``name`` (``text`` its label, ``""``: none),
+    ``time`` (a duration: ``done in``), or ``prose`` (part of a phrase; ``text``: the words before the
+    phrase, which may name the next value). ``head``: a section heading before it (``LOC:``)."""
+
+    text: str
+    opened: bool  # the text opens a bracket right before the number
+    kind: str = "name"
+    head: str = ""
 
 
 def counter_kind(label: str) -> str | None:
@@ -71,28 +92,27 @@ def counter_kind(label: str) -> str | None:
     return None
 
 
+def head_of(words: list[str]) -> str:
+    """The words of a label before its first little word (``Score at iteration`` → ``Score``)."""
+    for i, word in enumerate(words):
+        if word.lower() in PROSE_END:
+            return " ".join(words[:i])
+    return ""
+
+
 @lru_cache(maxsize=8192)
-def label_of(gap: str) -> tuple[str, bool] | None:
-    """The label at the end of the text before a number and whether that text opens a bracket;
-    ``None`` when the text is prose (words that are no label stand before the number)."""
+def label_of(gap: str) -> Label | None:
+    """The label at the end of the text before a number; ``None`` when the text is a sentence."""
     stripped = gap.rstrip()
     opened = stripped[-1:] in "([{"
     text = stripped.rstrip(" :=[({#@>\t")
     if not text.strip():
-        return "", opened
+        return Label("", opened)
     pieces = CUT.split(text)
     for piece in pieces[:-1]:
         if len(piece.strip(" )]}>*#:=").split()) > PROSE_WORDS_MAX:
             return None
-    last = pieces[-1].strip(" ()[]{}*#:=,")
-    head, colon, tail = last.rpartition(":")
-    if colon and head.strip() and tail.strip():
-        if head.split()[0].lower() in SPLITS:  # "Test set: Average loss", "val: loss"
-            last = f"{head.split()[0]} {tail}"
-        elif tail.split()[-1].lower() in SPLITS:  # "Loss: train" (0.5, val: 0.6)
-            last = f"{head} {tail}"
-        else:  # "Model: loss": the head is a heading
-            last = tail
+    last, head = _headed(_trim(pieces[-1]))
     words = [w.strip(":=") for w in last.split()]
     words = [w for w in words if w and not PUNCTUATION.fullmatch(w)]
     while words and words[-1].lower() in STATE_VERBS:
@@ -100,14 +120,47 @@ def label_of(gap: str) -> tuple[str, bool] | None:
     while len(words) > 1 and words[0].lower() in LEADING:
         words.pop(0)
     if not words:
-        return "", opened
-    if len(words) > LABEL_WORDS_MAX or any(WORD.fullmatch(w) is None for w in words):
+        return Label("", opened)
+    if any(WORD.fullmatch(w) is None for w in words):
         return None
-    if words[-1].lower() in PROSE_END:
-        return None
+    if words[-1] in PROSE_END:  # lower case only: "OR" is a name
+        return Label(head_of(words), opened, "prose")
     if words[-1].lower() in TIME_WORDS:
-        return "@time", opened  # "done in 12.3s": a time, if the value has a time unit
-    return " ".join(words), opened
+        return Label("", opened, "time")  # "done in 12.3s": a time, if the value has a time unit
+    if len(words) > LABEL_WORDS_MAX:
+        return None
+    return Label(" ".join(words), opened, "name", head)
+
+
+def _trim(piece: str) -> str:
+    """A piece without the brackets and marks around it; a bracket it closes stays (``time(ms)``)."""
+    piece = piece.strip(" *#:=,")
+    while piece and piece[0] in PAIRS and piece.count(piece[0]) > piece.count(PAIRS[piece[0]]):
+        piece = piece[1:].lstrip(" *#:=,")
+    while piece and piece[-1] in CLOSES and piece.count(piece[-1]) > piece.count(CLOSES[piece[-1]]):
+        piece = piece[:-1].rstrip(" *#:=,")
+    return piece
+
+
+def _headed(last: str) -> tuple[str, str]:
+    """``head: name`` → (the label, a section heading): the head's split word kept in the label, a short
+    head of words (``LOC: precision``) a section of the names that follow."""
+    head, colon, tail = last.rpartition(":")
+    if not colon or not head.strip() or not tail.strip():
+        return last, ""
+    head_words = head.split()
+    if head_words[0].lower() in SPLITS:  # "Test set: Average loss", "val: loss"
+        return f"{head_words[0]} {tail}", ""
+    if tail.split()[-1].lower() in SPLITS:  # "Loss: train" (0.5, val: 0.6)
+        return f"{head} {tail}", ""
+    if (
+        len(head_words) <= HEAD_WORDS_MAX
+        and len(tail.split()) == 1
+        and head_words[-1].lower() != "set"
+        and all(w.isalpha() for w in head_words)
+    ):
+        return tail, head  # "LOC: precision"
+    return tail, ""  # "Model training: loss": a heading
 
 
 def named(label: str, unit: str | None, section: str | None, noun: str) -> tuple[str, float, str, str | None]:
@@ -121,9 +174,12 @@ def named(label: str, unit: str | None, section: str | None, noun: str) -> tuple
     elif len(words) >= 2 and low[0] in SPLITS:  # "train loss", "val: loss"
         noun = " ".join(words[1:])
         section = SPLIT_WORDS[low[0]]
-    elif len(words) == 1 and low[0] in SPLITS and noun:  # "val" after "loss train"
-        label = f"{words[0]} {noun}"
+    elif len(words) == 1 and low[0] in SPLITS:  # "val" after "loss train"; "valid (3.2 sec)"
         section = SPLIT_WORDS[low[0]]
+        if noun:
+            label = f"{words[0]} {noun}"
+        elif unit is not None and unit.lower() in TIME_UNITS:
+            label = f"{words[0]} time"
     else:
         noun = ""
     name, scale = full_name(label, unit, section)

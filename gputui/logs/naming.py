@@ -39,15 +39,16 @@ TIME_UNITS = {
 }
 MEMORY_UNITS = {
     "k": "_kib",
-    "kb": "_kib",
+    "kb": "_kb",
     "kib": "_kib",
     "m": "_mib",
-    "mb": "_mib",
+    "mb": "_mb",
     "mib": "_mib",
     "g": "_gib",
-    "gb": "_gib",
+    "gb": "_gb",
     "gib": "_gib",
 }
+ENERGY_UNITS = frozenset({"wh", "kwh", "j", "kj", "mj", "w", "kw"})
 COUNT_SCALE = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9}
 MEMORY_WORDS = ("mem", "memory", "alloc", "reserved", "vram")
 SPLIT_WORDS = {
@@ -105,6 +106,8 @@ def unit_rule(name: str, unit: str | None) -> tuple[str, float]:
         return _suffixed(name, MEMORY_UNITS[low]), 1.0
     if unit in COUNT_SCALE:
         return name, COUNT_SCALE[unit]
+    if low in ENERGY_UNITS:  # "Energy=31.67 Wh (114005.4 J)", "Avg Power=624.7 W"
+        return _suffixed(name, "_" + low), 1.0
     return name, 1.0
 
 

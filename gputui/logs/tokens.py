@@ -13,8 +13,8 @@ from itertools import pairwise
 from typing import NamedTuple
 
 from gputui.logs.base import is_metric_name
-from gputui.logs.labels import SPLITS, counter_kind, label_of, named
-from gputui.logs.naming import COUNT_SCALE, TIME_UNITS, line_split
+from gputui.logs.labels import SPLITS, STATE_VERBS, Label, counter_kind, head_of, label_of, named
+from gputui.logs.naming import COUNT_SCALE, TIME_UNITS, line_split, split_label
 from gputui.stream.names import canonical_metric_name
 
 NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)"
@@ -25,7 +25,7 @@ VALUE = (
 )
 UNIT = (
     r"%|(?:us|µs|ms|s|sec|secs|seconds|min|mins|minutes|h|hr|hrs|hours)(?![\w/])"
-    r"|[KMGT]i?B(?![\w/])|[kKMGTB](?![\w/])"
+    r"|(?:[KMGT]i?B|k?Wh|[kM]?J|k?W|[GTP]F(?:LOPS)?|TFLOP/s)(?![\w/])|[kKMGTB](?![\w/])"
 )
 TOKEN = re.compile(
     r"(?<![\w.@/-])(?:"
@@ -107,8 +107,8 @@ def read_line(body: str) -> Reading:
     """The slots of one line (its text without the log prefix)."""
     if MODULE_PRINTOUT.match(body) or len(SETTING.findall(body)) >= 3 or "{'" in body or '{"' in body:
         return NOTHING
-    if body.rstrip().endswith((",", "(", "[", "{")):  # a line of a literal: a config or a list printed
-        return NOTHING
+    if body.rstrip().endswith((",", "(", "[", "{")) or "...." in body:
+        return NOTHING  # a line of a literal (a config or a list printed), a setting with dot leaders
     tokens = [t for t in TOKEN.finditer(body) if t.group("date") is None]
     if not tokens:
         return NOTHING
@@ -120,22 +120,35 @@ def read_line(body: str) -> Reading:
     builder = _Builder(body)
     previous = 0
     for token in tokens:
+        if token.start() < previous:
+            continue  # inside a note or a list already read past
         gap = body[previous : token.start()]
         previous = token.end()
         if token.start() in named_at:
-            label, opened = named_at[token.start()], False
+            label: Label | None = Label(named_at[token.start()], False)
         elif any(a <= token.start() < b for a, b in lists):
             return NOTHING  # a list of values without as many names
         else:
-            found = label_of(gap)
-            if found is None:
-                return NOTHING
-            label, opened = found
-        skip_to = builder.add(token, gap, label, opened)
+            label = label_of(gap)
+        if label is None:
+            return NOTHING
+        skip_to = builder.add(token, gap, label)
         if skip_to is None:
             return NOTHING
         previous = max(previous, skip_to)
     return builder.finish(body[previous:])
+
+
+#: A name printed after its value: ``113.4k tok/s``, ``1.2M tokens``, ``512 images``.
+NAME_AFTER = re.compile(
+    r"\s?((?:[A-Za-z]{1,12}/(?:s|sec|step|it|batch))|tokens|samples|images|examples|sequences|phrases|words"
+    r"|sentences|frames|episodes)\b(?!\s*[:=])",
+    re.IGNORECASE,
+)
+#: A counter printed after its value: ``(after 1 iterations)``, ``3 epochs``.
+COUNTER_AFTER = re.compile(r"\s(iterations?|iters|steps?|epochs?|updates)\b", re.IGNORECASE)
+PAIRED = re.compile(r"(.*[^\s(])\s*\(([A-Za-z][\w ]*)\)")  # "Accuracy (Loss)": two names, two values
+NESTED = re.compile(r"\[\s*[(\[]\s*$")  # "mom=[(0.9, 0.999), ...]": a list of tuples, settings
 
 
 class _Builder:
@@ -147,31 +160,93 @@ class _Builder:
         self.slots: list[Slot] = []
         self.bare: list[int] = []  # bare positions "[3/10]": step, or epoch then step
         self.last_name = ""
+        self.last_label = ""
+        self.last_unit: str | None = None
         self.noun = ""  # "loss train: 0.5, val: 0.6": the noun the split words share
-        self.fraction = ""  # "accuracy: 2400/10042=0.239": the label waiting for its value
+        self.pending = ""  # a name waiting for its value: "accuracy: 2400/10042=0.239", "Score at it. 0 is"
+        self.listed = ""  # "lr=[a, b]": the name of the list being read, and how many of it so far
+        self.listed_count = 0
+        self.category = ""  # "LOC: precision: 76.6%; recall: 71.2%": the heading of the names after it
+        self.phrase = False  # the number before was part of a phrase ("over 64 molecules")
+        self.paren_name = ""  # "Accuracy (Loss): 0.9 (1.3)": the name of the value in brackets
 
-    def add(self, token: re.Match, gap: str, label: str, opened: bool) -> int:
+    def add(self, token: re.Match, gap: str, label: Label) -> int | None:
         """Add one number; the offset to read on from (``None``: the line is no metric line)."""
+        if NESTED.search(gap):  # "mom=[(0.9, 0.999), (0.9, 0.999)]": a list of tuples, settings
+            close = self.body.find("]", token.end())
+            return len(self.body) if close < 0 else close + 1
+        if label.opened and label.text and self.body[token.start() - 1 : token.start()] == "[":
+            self.listed, self.listed_count = label.text, 0
+        elif not label.text and self.listed and gap.strip() == ",":
+            self.listed_count += 1
+            return token.end() if self._metric(token, f"{self.listed} {self.listed_count}") else None
+        else:
+            self.listed = ""
+        phrase, self.phrase = self.phrase, False
+        if label.head:
+            self.category = label.head
+        if label.kind == "prose":
+            return self._in_phrase(token, label)
+        if phrase and self.pending and label.kind == "name" and len(label.text.split()) == 1:
+            pending, self.pending = self.pending, ""  # "Validity over 64 molecules: 1.56%"
+            return self._named(token, pending)
+        if label.kind == "time":
+            unit = (token.group("u") or "").strip().lower()
+            if unit in TIME_UNITS or token.group("clock") is not None:
+                return token.end() if self._metric(token, "@time") else None
+            return self._in_phrase(token, label)  # "(after 1 iterations)"
         if token.group("n") is not None:
-            return self._position(token, label)
-        if not label:
-            return self._unlabelled(token, gap, opened)
-        kind = counter_kind(label)
+            return self._position(token, label.text)
+        if not label.text:
+            return self._unlabelled(token, gap, label.opened)
+        kind = counter_kind(label.text)
+        if kind == "epoch" and label.text.lower() == "ep" and any(s.kind == "step" for s in self.slots):
+            kind = None  # "step:400 ep:40": episodes, the step counts
         if kind is not None:
             raw = token.group("v")
             if raw is None or not raw.isdigit():
-                return None  # type: ignore[return-value]
+                head = _head(label.text)  # "Learning Rate for this epoch: 0.001"
+                return self._named(token, head) if head else None
             scale = COUNT_SCALE.get((token.group("u") or "").strip(), 1.0)  # "step 12k"
             self.slots.append(Slot(token.start(), token.end("v"), kind, "", scale, False))
-            self.fraction = ""
+            self.pending = _head(label.text)  # "Score at iteration 0 is 1.6"
             return token.end()
-        self.fraction = ""
-        return token.end() if self._metric(token, label) else None  # type: ignore[return-value]
+        self.pending = ""
+        paired = PAIRED.fullmatch(label.text)
+        if paired is not None and split_label(label.text)[1] is None:  # "Accuracy (Loss): 0.9 (1.3)"
+            label = Label(paired.group(1), label.opened, label.kind, label.head)
+            self.paren_name = paired.group(2)
+        after = NAME_AFTER.match(self.body, token.end())
+        if after is not None and not gap.rstrip().endswith((":", "=")):
+            return after.end() if self._metric(token, after.group(1)) else None  # "processed 1098 tokens"
+        if self.category and label.text.lower().split()[0] not in SPLITS:
+            return self._named(token, f"{self.category} {label.text}")
+        return self._named(token, label.text)
+
+    def _named(self, token: re.Match, label: str) -> int | None:
+        return token.end() if self._metric(token, label) else None
+
+    def _in_phrase(self, token: re.Match, label: Label) -> int | None:
+        """A number after a little word: a counter named after it (``(after 1 iterations)``), a count
+        named after it (``with 3819 phrases``), else part of the phrase, skipped."""
+        after = COUNTER_AFTER.match(self.body, token.end())
+        raw = token.group("v")
+        if after is not None and raw is not None and raw.isdigit():
+            kind = "epoch" if after.group(1).lower().startswith("epoch") else "step"
+            self.slots.append(Slot(token.start(), token.end("v"), kind, "", 1.0, False))
+            return after.end()
+        named = NAME_AFTER.match(self.body, token.end())
+        if named is not None and raw is not None:
+            return named.end() if self._metric(token, named.group(1)) else None
+        if label.text:
+            self.pending = label.text  # "Validity over 64 molecules: 1.56%"
+            self.phrase = True
+        return token.end()
 
     def _position(self, token: re.Match, label: str) -> int:
         kind = counter_kind(label) if label else None
         if kind is None and label:
-            self.fraction = label  # "Accuracy: 9845/10000 (98%)": counts; the value follows
+            self.pending = label  # "Accuracy: 9845/10000 (98%)": counts; the value follows
             return token.end()
         if kind is None:
             self.bare.append(len(self.slots))
@@ -181,13 +256,25 @@ class _Builder:
 
     def _unlabelled(self, token: re.Match, gap: str, opened: bool) -> int | None:
         body, last = self.body, self.last_name
-        if self.fraction and gap.strip() in ("=", "(", "", ":"):
-            label, self.fraction = self.fraction, ""
+        unit = (token.group("u") or "").strip() or None
+        named = NAME_AFTER.match(body, token.end()) if token.group("v") is not None else None
+        if named is not None:
+            return named.end() if self._metric(token, named.group(1)) else None  # "113.4k tok/s"
+        if self.pending and all(w in STATE_VERBS for w in gap.strip(" =(:").split()):
+            label, self.pending = self.pending, ""
             return token.end() if self._metric(token, label) else None
-        if opened and last and gap.strip() == "(" and body[token.end() :].lstrip()[:1] == ")":
+        closes = body[token.end() :].lstrip()[:1] == ")"
+        if opened and last and gap.strip() == "(" and closes and self.paren_name:
+            label, self.paren_name = self.paren_name, ""
+            return token.end() if self._metric(token, label) else None
+        if opened and last and gap.strip() == "(" and closes:
+            if unit is not None and unit != self.last_unit:  # "Energy=31.67 Wh (114005.4 J)"
+                return token.end() if self._metric(token, self.last_label) else None
             avg = canonical_metric_name(last) + "_avg"  # the running average of the value before
             self.slots.append(Slot(token.start(), token.end("v") or token.end(), "metric", avg, 1.0, False))
             return token.end()
+        if opened and closes and unit is not None and unit.lower() in TIME_UNITS:
+            return token.end() if self._metric(token, "time") else None  # "(2996.7 ms)"
         if opened:
             close = body.find(")", token.end())
             return close + 1 if close >= 0 else token.end()  # "(0.41 s / it)": a note in brackets
@@ -197,10 +284,10 @@ class _Builder:
         """Add a named value (or leave out a setting); False: the line is no metric line."""
         clock = token.group("clock") is not None
         unit = "s" if clock else (token.group("u") or "").strip() or None
-        if label == "@time":  # "done in 12.3s"
+        if label == "@time":  # "done in 12.3s": the epoch's time on an epoch's line (see finish)
             if unit is None or unit.lower() not in TIME_UNITS:
                 return False
-            label = "time"
+            label = "took time"
         name, scale, self.noun, self.split = named(label, unit, self.split, self.noun)
         if (
             not name
@@ -212,21 +299,32 @@ class _Builder:
             return True
         end = token.end("clock") if clock else token.end("v")
         self.slots.append(Slot(token.start(), end, "metric", name, scale, clock))
-        self.last_name = name
+        self.last_name, self.last_label, self.last_unit = name, label, unit
         return True
 
     def finish(self, rest: str) -> Reading:
         slots = self.slots
         rest = SEPARATOR.sub(" ", rest).strip(" )]}|,;.")
-        if rest and RATE.fullmatch(rest) is None and TAIL.fullmatch(rest) is None:
-            return NOTHING  # the line goes on in words: prose
+        anchored = any(s.kind != "metric" for s in slots)
+        words_go_on = rest and RATE.fullmatch(rest) is None and TAIL.fullmatch(rest) is None
+        if words_go_on and (not anchored or any(c.isdigit() or c in ":=" for c in rest)):
+            return NOTHING  # the line goes on in words: prose (a counted line may end in a remark)
         if len(self.bare) == 2 and not any(s.kind == "epoch" for s in slots):
             slots[self.bare[0]] = slots[self.bare[0]]._replace(kind="epoch")
+        epoch_line = any(s.kind == "epoch" for s in slots) and not any(s.kind == "step" for s in slots)
+        for i, slot in enumerate(slots):
+            if slot.name == "took_time_s":  # "epoch 7 done in 12 s"
+                slots[i] = slot._replace(name="epoch_time_s" if epoch_line else "time_s")
         if sum(s.kind == "step" for s in slots) > 1 or sum(s.kind == "epoch" for s in slots) > 1:
             return NOTHING
         if not any(s.kind == "metric" for s in slots):
             return NOTHING
         return Reading(tuple(slots), None, any(s.kind == "step" for s in slots))
+
+
+def _head(label: str) -> str:
+    """The name in a counter's label, before its little word (``Score at iteration`` → ``Score``)."""
+    return head_of(label.split())
 
 
 __all__ = ["LABEL", "NUMBER", "SPLITS", "TOKEN", "Reading", "Slot", "counter_kind", "read_line"]

@@ -66,7 +66,9 @@ def test_whitespace_separated_pairs_after_an_anchor() -> None:
 
 
 def test_words_after_an_anchor_are_not_metrics() -> None:
-    assert metrics("Epoch 5 of 10\nepoch 7 done in 12 s and more\nEpoch 2 started with 4 workers\n") == []
+    assert metrics("Epoch 5 of 10\nEpoch 2 started with 4 workers\n") == []
+    # a duration the epoch's line states is its time, whatever remark follows (issue 30)
+    assert metrics("epoch 7 done in 12 s and more\n") == [("epoch_time_s", 12.0, 7, "epoch")]
 
 
 def _trainer_log(with_records: bool, with_lines: bool) -> bytes:
@@ -134,6 +136,7 @@ def test_banners_settings_and_engine_status_lines_are_not_metrics() -> None:
     )
     # DeepSpeed's engine line gives its learning rate at its step (issue 30: every printed value)
     assert metrics(log) == [
+        ("skipped", 0.0, None, "step"),
         ("learning_rate", 0.0001, None, "step"),
         ("loss", 0.5, 1, "epoch"),
         ("throughput", 850.0, 1, "epoch"),

@@ -160,13 +160,13 @@ def test_hf_final_summary_dicts() -> None:
 def test_step_lines_of_deepspeed_scripts() -> None:
     records, rows = _parse("deepspeed_1gpu_slurm_cancelled")
     assert rows == []
-    losses = _metrics(records, name="loss", source="generic")
+    losses = _metrics(records, name="loss", scope="step")
     assert [r["step"] for r in losses] == list(range(0, 90, 10))
     assert losses[0]["value"] == 5.0676
     assert _metrics(records, name="tokens_per_s")[0]["value"] == 24.63
     assert _metrics(records, name="gpu_mem_gb")[0]["value"] == 12.81
     records, _ = _parse("deepspeed_amd_multirank_sigint")
-    losses = _metrics(records, name="loss", source="generic")
+    losses = _metrics(records, name="loss", scope="step")
     assert len(losses) == 26 and len({r["step"] for r in losses}) == 13
 
 
