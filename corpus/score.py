@@ -98,7 +98,10 @@ def score_log(entry: dict) -> LogScore:
         for printed in line["printed"]:
             result.expected += 1
             found = positioned = loose = False
-            for name, value in accepted(printed["name"], float(printed["value"]), printed.get("unit")):
+            forms = accepted(printed["name"], float(printed["value"]), printed.get("unit"))
+            if printed.get("also"):  # the second reading's spelling of the name
+                forms += accepted(printed["also"], float(printed["value"]), printed.get("unit"))
+            for name, value in forms:
                 for record in index.get(name, ()):
                     if close(float(record.get("value")), value):
                         found = True
@@ -251,3 +254,61 @@ def add_score_commands(sub) -> None:
 
 if __name__ == "__main__":
     sys.exit(1)
+
+
+def merge(entry: dict, reading: dict) -> tuple[dict, dict]:
+    """The entry with a second, independent reading merged in: only the values both readings list
+    (same value; a name the two spell differently is kept as ``also``), a position only where both give
+    the same; the outcome and ``training`` stay the first reading's where the two agree, else are
+    left for a person to settle (``disputed``). Returns (entry, counts)."""
+    counts = {"agreed": 0, "renamed": 0, "dropped": 0, "positions_dropped": 0}
+    second = {(v["line"], v.get("frame")): v for v in reading.get("values", [])}
+    values = []
+    for line in entry.get("values", []):
+        other = second.get((line["line"], line.get("frame")))
+        if other is None:
+            counts["dropped"] += len(line["printed"])
+            continue
+        pool = list(other["printed"])
+        kept = []
+        for printed in line["printed"]:
+            match = _partner(printed, pool)
+            if match is None:
+                counts["dropped"] += 1
+                continue
+            pool.remove(match)
+            item = dict(printed)
+            if key(match["name"]) != key(printed["name"]):
+                item["also"] = match["name"]
+                counts["renamed"] += 1
+            counts["agreed"] += 1
+            kept.append(item)
+        counts["dropped"] += len(pool)
+        if not kept:
+            continue
+        merged = {**line, "printed": kept}
+        for position in ("step", "epoch"):
+            if line.get(position) != other.get(position):
+                merged[position] = None
+                counts["positions_dropped"] += 1
+        values.append(merged)
+    out = dict(entry)
+    out["values"] = values
+    disputed = []
+    for field in ("training",):
+        if entry.get(field) != reading.get(field):
+            disputed.append(field)
+    if (entry.get("outcome") or {}).get("status") != (reading.get("outcome") or {}).get("status"):
+        disputed.append("outcome")
+    out["disputed"] = {f: [entry.get(f), reading.get(f)] for f in disputed}
+    check = {"by": reading.get("by"), "how": reading.get("how", "")}
+    out["checks"] = [c for c in entry.get("checks", []) if c.get("by") != check["by"]] + [check]
+    return out, counts
+
+
+def _partner(printed: dict, pool: list[dict]) -> dict | None:
+    """The value of the other reading that is this one: same value, the same name first."""
+    value = float(printed["value"])
+    same = [p for p in pool if close(float(p["value"]), value)]
+    named = [p for p in same if key(p["name"]) == key(printed["name"])]
+    return (named or same or [None])[0]
