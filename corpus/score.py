@@ -294,10 +294,7 @@ def merge(entry: dict, reading: dict) -> tuple[dict, dict]:
         values.append(merged)
     out = dict(entry)
     out["values"] = values
-    disputed = []
-    for field in ("training",):
-        if entry.get(field) != reading.get(field):
-            disputed.append(field)
+    disputed = ["training"] if entry.get("training") != reading.get("training") else []
     if (entry.get("outcome") or {}).get("status") != (reading.get("outcome") or {}).get("status"):
         disputed.append("outcome")
     out["disputed"] = {f: [entry.get(f), reading.get(f)] for f in disputed}

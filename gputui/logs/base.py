@@ -67,6 +67,7 @@ NOT_METRICS = frozenset(
 )
 
 
+EPOCH_IN_NAME = re.compile(r"^(?:epoch|step|iter)_?\d+(?:_pct)?$")
 #: Name endings of settings (counts and sizes a run is configured with), never metrics.
 SETTING_SUFFIXES = ("_steps", "_epochs", "_workers", "_interval", "_every", "_dim", "_layers", "_heads")
 
@@ -78,6 +79,7 @@ class Context:
     rank: int | None = None
     epoch: int | None = None  # the most recent epoch a line named
     step: int | None = None  # the most recent step a line named (the extractor's lines)
+    trained: bool = False  # a metric was read on this stream (a training run prints them)
     epoch_base: int | None = None
     keras_epoch: int | None = None  # a Keras ``Epoch N/M`` header waiting for its final frame
     keras_epochs: int | None = None
@@ -143,6 +145,7 @@ def is_metric_name(printed: str) -> bool:
         and not name.endswith(("_id", "batch_size"))  # "Training with batch size: 128" is a setting
         and not name.endswith(SETTING_SUFFIXES)  # "warmup_steps: 2000", "num_workers: 8": settings
         and not any(word.isupper() and "_" in word for word in printed.split())  # "MASTER_PORT"
+        and EPOCH_IN_NAME.search(name) is None  # "Epoch 0: 0%": an anchor, not a name
     )
 
 

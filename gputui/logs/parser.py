@@ -298,6 +298,7 @@ class LogParser:
                         if record.kind == "metric" and "job" not in record.fields:
                             record.fields["job"] = self.job
                 tracker.saw_training = True
+                ctx.trained = True
                 out += records
                 if "/" in text or ctx.extra:
                     planned.mark(text, records, ctx)  # a step run's planned steps

@@ -50,7 +50,9 @@ TAIL = re.compile(
     r"[\s)\]}|,;.*!<>=-]*(?:\(?best\)?|\*+|saved?|saving\b.*|new best\b.*|<-+.*)?[\s)\]}|,;.*!]*$", re.I
 )
 LIST = re.compile(r"\[([A-Za-z][^\[\]]*)\]\s*[:=]\s*\[([^\[\]]*)\]")
-MODULE_PRINTOUT = re.compile(r"^\s*(?:\(\w+\):\s*)?[A-Z]\w*\((?:\w+=|\d+,|\))|Namespace\(")
+MODULE_PRINTOUT = re.compile(
+    r"^\s*(?:\(\w+\):\s*)?[A-Z]\w*\((?:\w+=|\d+,|\))|Namespace\(|torch\.Size\(|\barray\(|\btensor\(|\bshape\b"
+)
 SETTING = re.compile(r"[=:] ?(?:True|False|None)\b")
 
 
@@ -105,7 +107,7 @@ def _named_lists(body: str) -> tuple[dict[int, str], list[tuple[int, int]]]:
 
 def read_line(body: str) -> Reading:
     """The slots of one line (its text without the log prefix)."""
-    if MODULE_PRINTOUT.match(body) or len(SETTING.findall(body)) >= 3 or "{'" in body or '{"' in body:
+    if MODULE_PRINTOUT.search(body) or len(SETTING.findall(body)) >= 3 or "{'" in body or '{"' in body:
         return NOTHING
     if body.rstrip().endswith((",", "(", "[", "{")) or "...." in body:
         return NOTHING  # a line of a literal (a config or a list printed), a setting with dot leaders

@@ -289,7 +289,7 @@ def series(text: str, entry: Shape, ctx: Context, now: float) -> list[Record] | 
     elif not state.repeats and body != state.example:
         state.repeats = True
     state.count += 1
-    trained = ctx.step is not None or ctx.epoch is not None
+    trained = ctx.trained
     says_training = any(TRAINING_WORDS.search(name) for name, _ in pairs)
     if text.lstrip().startswith("wandb:"):  # W&B's run summary: the run's last values
         out: list[Record] = []
