@@ -43,6 +43,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from gputui.logs.counters import Counters
 from gputui.logs.end_messages import FINISH, FINISH_KEYS
 from gputui.logs.epochs import restarts
 from gputui.logs.outcome_patterns import (
@@ -111,6 +112,7 @@ _GATE = tuple(
     )
 )
 MAX_EARLIER_RUNS = 20
+SURVIVED_FRAMES = 10  # frames of training after a traceback that show it was survived
 
 
 def _around(core: bytes, keys: tuple[bytes, ...]) -> re.Pattern[bytes]:
@@ -181,6 +183,7 @@ class OutcomeTracker:
         self._counter: tuple[str, float] | None = None  # the last epoch number (index or printed)
         self.earlier: list[dict[str, Any]] = []  # the ended runs' signals: signal, line, evidence
         self._pending: tuple[int, str] | None = None  # a start marker after the run ended: line, kind
+        self.counters = Counters()  # where the run's step and epoch counters got, and what was planned
 
     def _trained(self) -> bool:
         return self._trained_before or self.saw_training
@@ -217,6 +220,7 @@ class OutcomeTracker:
         del self.earlier[:-MAX_EARLIER_RUNS]
         self.signals, self._kinds, self._open_tb = [], set(), None
         self.finished = self._pending = None
+        self.counters = Counters()
 
     def _drop_failed_start(self) -> None:
         """A traceback before any training output, then training: a failed start (an earlier job's
@@ -308,6 +312,22 @@ class OutcomeTracker:
         detail = {k: v for k, v in info.items() if k not in ("signal", "before_training") and v is not None}
         return event(level, message=f"{signal}: {info['evidence'][:200]}", time=now, signal=signal, **detail)
 
+    def progress(self, line: int, text: str, fields: dict[str, Any], extra: dict[str, Any]) -> None:
+        """A frame's last metric record: where its counters got (the parser calls it per frame). Training
+        that goes on after a traceback shows it did not end the run: a counter back at or below where it
+        was starts a new run (a relaunch; the failure stays in ``earlier_runs``), and
+        :data:`SURVIVED_FRAMES` frames of training without that show it was survived."""
+        open_tb = self._open_tb
+        if open_tb is not None and not open_tb.get("before_training"):
+            if self.counters.restarts(fields):
+                self._new_run()
+            else:
+                open_tb["after"] = open_tb.get("after", 0) + 1
+                if open_tb["after"] >= SURVIVED_FRAMES:
+                    self.signals.remove(open_tb)
+                    self._open_tb = None
+        self.counters.note(line, text, fields, extra)
+
     def saw_epoch(self, line: int, text: str, epoch: float | None = None) -> None:
         """An epoch line; ``epoch``: its 0-based epoch where known. A completion line counts when it
         comes after the line where the last epoch was first seen: the same epoch drawn again (a progress
@@ -381,6 +401,10 @@ class OutcomeTracker:
             summary = summary_after(recent, line)
             if summary is not None:
                 return self._outcome("completed", {**info, "summary": summary}, now, [])
+        reached = self.counters.reached() if trained else None
+        if reached is not None:
+            status, info = reached
+            return self._outcome(status, info, now, [])
         if trained:
             if self.last_epoch_line is not None:
                 where = {"evidence": self.last_epoch_line[1][:500], "line": self.last_epoch_line[0]}

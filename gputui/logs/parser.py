@@ -302,7 +302,10 @@ class LogParser:
                 out += records
                 if "/" in text or ctx.extra:
                     planned.mark(text, records, ctx)  # a step run's planned steps
-            elif "steps" in text or "iters" in text or "STEPS" in text or "ITERS" in text:
+                last = records[-1].fields
+                if "step" in last or "epoch" in last:
+                    tracker.progress(line, text, last, ctx.extra)
+            elif any(word in text for word in planned.WORDS):
                 planned.note_setting(text, ctx)
             if ctx.stated_epoch:
                 ctx.stated_epoch = False

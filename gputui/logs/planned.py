@@ -17,21 +17,32 @@ from gputui.logs.outcome_patterns import PLANNED_STEPS
 from gputui.stream.records import Record
 
 KEY = "steps_planned"  # ctx.extra: the planned steps a setting stated
+EPOCHS_KEY = "epochs_planned"  # ctx.extra: the planned epochs a setting stated
 SETTING = re.compile(
-    r"(?<![\w-])(?:-{0,2})(?:max_steps|max_iters|train_iters|total_steps|num_training_steps|"
-    r"Total optimization steps)[\"']?\s*(?:[:=]|\.{2,})?\s*(\d[\d,_]*)(?![\d.])",
+    r"(?<![\w-])(?:-{0,2})(?:max_steps|max_iters?|train_iters|total_steps|num_training_steps|num_iterations"
+    r"|total_iters|max_iterations|train_steps|num_train_steps|Total optimization steps|Max steps)"
+    r"[\"']?\s*(?:[:=]|\.{2,})?\s*(\d[\d,_]*)(?![\d.])",
     re.IGNORECASE,
 )
-WORDS = ("steps", "iters", "STEPS", "ITERS")
+EPOCHS_SETTING = re.compile(
+    r"(?<![\w-])(?:-{0,2})(?:num_epochs|max_epochs?|epochs|epoch_num|n_epochs|nb_epochs|total_epochs"
+    r"|num_train_epochs|train_epochs|Num Epochs|Total epochs)[\"']?\s*(?:[:=]|\.{2,})?\s*(\d+)(?![\d.])",
+    re.IGNORECASE,
+)
+WORDS = ("steps", "iters", "STEPS", "ITERS", "poch", "POCH", "Max", "max_")
 
 
 def note_setting(text: str, ctx: Context) -> None:
-    """Remember a planned-steps setting printed on this stream (``max_steps: 19073``)."""
+    """Remember a planned-steps or planned-epochs setting printed on this stream (``max_steps: 19073``,
+    ``'epochs': 10``)."""
     m = SETTING.search(text)
     if m is not None:
         total = int(m.group(1).replace(",", "").replace("_", ""))
         if total > 0:
             ctx.extra[KEY] = total
+    m = EPOCHS_SETTING.search(text)
+    if m is not None and 0 < int(m.group(1)) < 1_000_000:
+        ctx.extra[EPOCHS_KEY] = int(m.group(1))
 
 
 def mark(text: str, records: list[Record], ctx: Context) -> None:

@@ -31,7 +31,10 @@ def test_each_end_message_after_the_last_epoch_is_completion(message) -> None:
 
 @pytest.mark.parametrize("message", END_MESSAGES, ids=IDS)
 def test_an_end_message_before_the_last_epoch_is_not(message) -> None:
-    assert outcome(message.example + "\n" + EPOCHS)[0] == "unknown"
+    # (a message that states a plan makes the three epochs after it short of it, or reach it: gputui's
+    # train_finished names 3 epochs; issue 30: a run that reached its planned total completed)
+    expected = ("unknown", "truncated") + (("completed",) if '"epochs":3' in message.example else ())
+    assert outcome(message.example + "\n" + EPOCHS)[0] in expected
 
 
 @pytest.mark.parametrize("message", [m for m in END_MESSAGES if m.anywhere], ids=lambda m: m.example[:30])

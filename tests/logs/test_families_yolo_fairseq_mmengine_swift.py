@@ -175,7 +175,7 @@ MEGATRON = (
 
 
 def test_megatron_end_messages() -> None:
-    assert parse_text(MEGATRON)[2]["outcome"] == "unknown"  # the last iteration, and no word after it
+    assert parse_text(MEGATRON)[2]["outcome"] == "completed"  # the last planned iteration (issue 30)
     done = MEGATRON + "[after training is done] datetime: 2026-05-15 19:07:00\n" + "saving checkpoint\n" * 80
     assert parse_text(done)[2]["outcome"] == "completed"
     exhausted = MEGATRON.replace("10/      10", "10/     200")

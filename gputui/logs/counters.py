@@ -1,0 +1,101 @@
+"""Planned work reached or not, from a run's own counters: the last step and epoch its metric lines
+printed, against the totals it stated (``epoch 3/10``, ``iter 120/5000``, ``max_steps: 19073``,
+``'epochs': 10``, ``Total optimization steps = 1,000``).
+
+A run that counts epochs is judged by them (its steps count each epoch's batches, unless the step counter
+goes on across epochs, as PaddleSeg's ``epoch: 12, iter: 79990/80000``). A run of steps
+whose last printed step is within one printing interval of its planned steps reached them
+(``step 19072`` of 19,073; PaddleNLP's ``1050`` of 1,060 printed every 10); the last planned epoch is
+reached when the last epoch printed is the planned total (counted from 1) or one less (counted from
+0: the first epoch printed was 0). Reached: ``completed``; not reached: ``truncated``; no total
+stated: nothing said (:meth:`Counters.reached` is ``None``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from gputui.logs.outcome_patterns import PLANNED, PLANNED_STEPS
+from gputui.logs.planned import EPOCHS_KEY
+from gputui.logs.planned import KEY as STEPS_KEY
+
+#: ``Epoch:[1/1](4292/4292)``, ``[3/10][120/500]``: the position after an epoch's is the step's.
+SECOND_POSITION = re.compile(r"\d+\s*/\s*\d+\W{1,3}(\d+)\s*/\s*(\d+)")
+
+
+#: A batch position right after an epoch's: the steps count that epoch's batches.
+PER_EPOCH = re.compile(
+    r"\[\s*\d+(?:\s*/\s*\d+)?\s*\]\s*[\[(]\s*\d+\s*/\s*\d+|\d+\s*/\s*\d+\W{1,3}\d+\s*/\s*\d+"
+)
+
+
+class Counters:
+    """Where one run's counters got. Fed the last metric record of every frame that gave records."""
+
+    __slots__ = ("epoch", "epoch_first", "epochs", "gap", "per_epoch", "step", "steps", "where")
+
+    def __init__(self) -> None:
+        self.step: int | None = None
+        self.gap = 1  # steps between two printed steps
+        self.epoch: int | None = None
+        self.epoch_first: int | None = None
+        self.steps: int | None = None  # planned
+        self.epochs: int | None = None
+        self.where: tuple[int, str] | None = None  # the last counter line: line, text
+        self.per_epoch = False  # the step counter started again with an epoch: it counts batches
+
+    def note(self, line: int, text: str, fields: dict[str, Any], extra: dict[str, Any]) -> None:
+        step, epoch = fields.get("step"), fields.get("epoch")
+        if isinstance(step, int) and self.step is not None and step < self.step:
+            self.per_epoch = self.per_epoch or (isinstance(epoch, int) and epoch != self.epoch)
+        if isinstance(step, int):
+            if self.step is not None and step > self.step:
+                self.gap = step - self.step
+            self.step = step
+            total = fields.get("steps_total") or extra.get(STEPS_KEY)
+            if isinstance(total, int) and total > 0:
+                self.steps = total
+        if isinstance(epoch, int):
+            if self.epoch_first is None:
+                self.epoch_first = epoch
+            self.epoch = epoch
+            total = extra.get(EPOCHS_KEY)
+            if isinstance(total, int):
+                self.epochs = total
+        if "/" in text:
+            if isinstance(epoch, int) and PER_EPOCH.search(text):
+                self.per_epoch = True  # "[1][50/100]", "Epoch:[1/1](4292/4292)": the epoch's batches
+            m = PLANNED.search(text)
+            if m is not None and int(m.group(2)) > 0:
+                self.epochs = int(m.group(2))
+            m = PLANNED_STEPS.search(text) or SECOND_POSITION.search(text)
+            if m is not None and int(m.group(2)) > 0 and step is not None:
+                self.steps = int(m.group(2))
+        self.where = (line, text)
+
+    def restarts(self, fields: dict[str, Any]) -> bool:
+        """Whether a record's step (or epoch) is back at or below this run's last one."""
+        step, epoch = fields.get("step"), fields.get("epoch")
+        if isinstance(step, int) and self.step is not None:
+            return step <= self.step
+        return isinstance(epoch, int) and self.epoch is not None and epoch < self.epoch
+
+    def reached(self) -> tuple[str, dict[str, Any]] | None:
+        """``(completed|truncated, evidence)`` where a planned total was stated, else None."""
+        if self.where is None:
+            return None
+        line, text = self.where
+        info: dict[str, Any] = {"evidence": text.strip()[:500], "line": line}
+        if self.epoch is not None and self.epochs is None and (self.per_epoch or self.steps is None):
+            return None  # an epoch run's steps count each epoch's batches: only its epochs tell
+        if self.epochs is not None and self.epoch is not None:
+            last = self.epoch + (1 if self.epoch_first == 0 else 0)  # epochs done, counted from 1
+            if last >= self.epochs:
+                return "completed", {**info, "reason": f"the last planned epoch ({self.epochs}) was reached"}
+            return "truncated", {**info, "reason": f"epoch {self.epoch} of {self.epochs} planned"}
+        if self.steps is not None and self.step is not None:
+            if self.step + self.gap >= self.steps:
+                return "completed", {**info, "reason": f"the planned steps ({self.steps:,}) were reached"}
+            return "truncated", {**info, "reason": f"step {self.step:,} of {self.steps:,} planned"}
+        return None
