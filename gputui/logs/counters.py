@@ -75,10 +75,11 @@ class Counters:
         self.where = (line, text)
 
     def restarts(self, fields: dict[str, Any]) -> bool:
-        """Whether a record's step (or epoch) is back at or below this run's last one."""
+        """Whether a record's step (or epoch) is back below this run's last one (a rank lagging by
+        under 1 % of the steps is not: as :class:`gputui.analysis.steps.StepTracker`)."""
         step, epoch = fields.get("step"), fields.get("epoch")
         if isinstance(step, int) and self.step is not None:
-            return step <= self.step
+            return step < self.step - max(1, self.step // 100)
         return isinstance(epoch, int) and self.epoch is not None and epoch < self.epoch
 
     def reached(self) -> tuple[str, dict[str, Any]] | None:

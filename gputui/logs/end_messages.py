@@ -147,16 +147,26 @@ END_MESSAGES: tuple[EndMessage, ...] = (
     EndMessage(
         "scripts",
         "End of training",
-        r"(?:^|[^\w\s,]\s*)end of training\b(?![ \t]*(?:epoch|step|iter|batch))",
+        r"(?<!the )(?<!at )\bend of training\b(?![ \t]*(?:epoch|step|iter|batch))",
         "a script's own end line (not `at the end of training`)",
         anywhere=False,
     ),
     EndMessage(
         "scripts",
         "Training completed",
-        r"\b(?:training|fine-?tuning|the run)\s+(?:is\s+|has\s+)?(?:done|complete|completed|finished)\b"
-        r"|\bfinished training\b",
-        "`Training done`, `Finished training.`, `training completed in 12 min`, `training finished`",
+        r"\b(?:training|fine-?tuning|finetuning|pre-?training|optimi[sz]ation|the run|experiment)"
+        r"(?:\s+(?:is|has|was|successfully|fully|now))*\s+(?:done|complete|completed|finished|over|ended)\b"
+        r"|\b(?:finished|completed|done) (?:training|solving|optimi[sz]ing|fine-?tuning)\b"
+        r"|\boptimi[sz]ation complete\b",
+        "`Training done`, `Finished training.`, `Pretraining completed successfully!`, `Optimization "
+        "Finished!`, `done solving` (Caffe), `OPTIMIZATION COMPLETE`",
+        anywhere=False,
+    ),
+    EndMessage(
+        "scripts",
+        "Total training time: 438.83 seconds (0.12 hours)",
+        r"\btotal (?:training |train |run )?time(?: elapsed| taken| used)?\s*[:=]",
+        "a script's summary of the whole run's time, after its last epoch",
         anywhere=False,
     ),
     EndMessage(

@@ -55,8 +55,10 @@ from gputui.logs.outcome_patterns import (
     KILLED_REASON,
     NCCL,
     OOM,
+    PATIENCE,
     PLANNED,
     SLURM,
+    TERMINATED,
     TRACEBACK,
     WARNING_LEVEL,
     planned_work,
@@ -88,6 +90,15 @@ _KEYS = (
     "core dumped",
     "device-side assert",
     "hipError",
+    "signal: 15",
+    "death signal",
+    "SIGTERM",
+    "Terminated",
+    "EarlyStopping counter",
+    "xited with",
+    "non-zero exit status",
+    "tart inference",
+    "tarting inference",
 )
 MAX_TRACEBACK_FRAMES = 400
 _KEY_RE = re.compile("|".join(re.escape(k) for k in _KEYS))
@@ -109,6 +120,14 @@ _GATE = tuple(
         rb"core dumped",
         rb"device-side assert",
         rb"hipError",
+        rb"SIGTERM",
+        rb"signal: 15",
+        rb"death signal",
+        rb"Terminated",
+        rb"EarlyStopping counter",
+        rb"xited with",
+        rb"non-zero exit status",
+        rb"tart(?:ing)? inference",
     )
 )
 MAX_EARLIER_RUNS = 20
@@ -129,6 +148,15 @@ _RAINING = _around(b"raining", tuple(k for k in (*FINISH_KEYS, *TRAINING_KEYS) i
 _FINDS = tuple(k for k in FINISH_KEYS if b"raining" not in k)
 # every end message contains its key: a frame without one skips FINISH's search (~15 µs on a long line)
 _FINISH_TEXT = tuple(k.decode() for k in FINISH_KEYS)
+
+
+ANNOUNCED = re.compile(r"\bStart(?:ing)? (?:inference|evaluation)\b")
+
+
+def _patience_ran_out(text: str) -> bool:
+    """``EarlyStopping counter: 9 out of 8``: the count reached its bound."""
+    m = PATIENCE.search(text)
+    return m is not None and int(m.group(1)) >= int(m.group(2))
 
 
 def merge_outcome(current: Record | None, new: Record) -> Record:
@@ -184,6 +212,7 @@ class OutcomeTracker:
         self.earlier: list[dict[str, Any]] = []  # the ended runs' signals: signal, line, evidence
         self._pending: tuple[int, str] | None = None  # a start marker after the run ended: line, kind
         self.counters = Counters()  # where the run's step and epoch counters got, and what was planned
+        self.announced: tuple[int, str] | None = None  # the latest "Start training" (or inference) line
 
     def _trained(self) -> bool:
         return self._trained_before or self.saw_training
@@ -244,6 +273,8 @@ class OutcomeTracker:
             kind = start_marker(text)
             if kind is not None:
                 self._start(line, kind)
+                if kind == "training":
+                    self.announced = (line, text.strip()[:500])
             return out
         signal = None
         m = SLURM.search(text)
@@ -259,12 +290,16 @@ class OutcomeTracker:
             signal = "nccl_error"
         elif INTERRUPT.search(text):
             signal = "interrupted"
+        elif TERMINATED.search(text):
+            signal = "cancelled"
         elif CRASH.search(text):
             signal = "crashed"
         elif KILLED.search(text):
             out.append(self._signal("crashed", text, line, rank, now, reason=KILLED_REASON))
-        elif EARLY.search(text):
+        elif EARLY.search(text) or _patience_ran_out(text):
             signal = "early_stopped"
+        elif ANNOUNCED.search(text):
+            self.announced = (line, text.strip()[:500])
         if signal is not None:
             out.append(self._signal(signal, text, line, rank, now))
         return out
@@ -318,7 +353,11 @@ class OutcomeTracker:
         was starts a new run (a relaunch; the failure stays in ``earlier_runs``), and
         :data:`SURVIVED_FRAMES` frames of training without that show it was survived."""
         open_tb = self._open_tb
-        if open_tb is not None and not open_tb.get("before_training"):
+        if self._ended() in ("failure", "requeue") and (
+            self.counters.restarts(fields) or self.counters.where is None
+        ):
+            self._new_run()  # a relaunch after a failure: its counters start again (or start at all)
+        elif open_tb is not None and not open_tb.get("before_training"):
             if self.counters.restarts(fields):
                 self._new_run()
             else:
@@ -369,6 +408,8 @@ class OutcomeTracker:
         failures = [s for s in self.signals if s["signal"] in FAILURES]
         if failures:
             root = failures[0]
+            if root["signal"] == "crashed_traceback":  # the traceback of an interrupt or a termination
+                root = next((s for s in failures if s["signal"] in ("interrupted", "cancelled")), root)
             if root.get("reason") == KILLED_REASON:  # the Slurm line after the shell's names the killer
                 root = next((s for s in failures if s["signal"] == "oom"), root)
             secondary = [s["signal"] for s in failures if s["signal"] not in (root["signal"], "crashed")]
@@ -401,6 +442,10 @@ class OutcomeTracker:
             summary = summary_after(recent, line)
             if summary is not None:
                 return self._outcome("completed", {**info, "summary": summary}, now, [])
+        announced = self.announced
+        if announced is not None and (self.counters.where is None or self.counters.where[0] < announced[0]):
+            # the training (or inference) it announced printed nothing after: planned work not done
+            return self._outcome("truncated", {"evidence": announced[1], "line": announced[0]}, now, [])
         reached = self.counters.reached() if trained else None
         if reached is not None:
             status, info = reached

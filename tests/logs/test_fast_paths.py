@@ -181,6 +181,5 @@ def test_outcome_state_stays_small_however_many_signals() -> None:
     parser.feed(chunk * 3000, now=0.0)
     assert len(parser.outcome.signals) <= 3
     outcome = parser.finish(now=0.0)[-1]
-    # every chunk starts its epoch counter again: a relaunch; the last one's first failure decides
-    assert outcome["outcome"] == "crashed_traceback"
-    assert outcome["secondary"] == ["oom", "nccl_error"]
+    assert outcome["outcome"] == "oom"  # the first root cause; the last traceback was not survived
+    assert outcome["secondary"] == ["nccl_error", "crashed_traceback"]
