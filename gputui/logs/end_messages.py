@@ -165,6 +165,7 @@ END_MESSAGES: tuple[EndMessage, ...] = (
     EndMessage(
         "scripts",
         "Total training time: 438.83 seconds (0.12 hours)",
+        r"^(?!.*\b(?:step|iter|iteration|epoch|batch)\W{0,3}\d).*"
         r"\btotal (?:training |train |run )?time(?: elapsed| taken| used)?\s*[:=]",
         "a script's summary of the whole run's time, after its last epoch",
         anywhere=False,

@@ -213,6 +213,7 @@ class OutcomeTracker:
         self._pending: tuple[int, str] | None = None  # a start marker after the run ended: line, kind
         self.counters = Counters()  # where the run's step and epoch counters got, and what was planned
         self.announced: tuple[int, str] | None = None  # the latest "Start training" (or inference) line
+        self.record_line = -1  # the latest line that gave records (set by the parser)
 
     def _trained(self) -> bool:
         return self._trained_before or self.saw_training
@@ -443,7 +444,7 @@ class OutcomeTracker:
             if summary is not None:
                 return self._outcome("completed", {**info, "summary": summary}, now, [])
         announced = self.announced
-        if announced is not None and (self.counters.where is None or self.counters.where[0] < announced[0]):
+        if announced is not None and self.record_line < announced[0]:
             # the training (or inference) it announced printed nothing after: planned work not done
             return self._outcome("truncated", {"evidence": announced[1], "line": announced[0]}, now, [])
         reached = self.counters.reached() if trained else None

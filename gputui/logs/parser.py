@@ -298,6 +298,7 @@ class LogParser:
                         if record.kind == "metric" and "job" not in record.fields:
                             record.fields["job"] = self.job
                 tracker.saw_training = True
+                tracker.record_line = line
                 ctx.trained = True
                 out += records
                 if "/" in text or ctx.extra:
