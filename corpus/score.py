@@ -11,7 +11,7 @@ import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from corpus import entries, load, log_bytes, logs_dir
+from corpus import HERE, entries, load, log_bytes, logs_dir
 
 NON_ALNUM = re.compile(r"[^a-z0-9]+")
 TIME = {"us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0, "secs": 1.0, "min": 60.0, "h": 3600.0}
@@ -88,7 +88,7 @@ def score_log(entry: dict) -> LogScore:
     result.outcome_expected = (entry.get("outcome") or {}).get("status")
     result.outcome_got = outcome[-1].get("outcome") if outcome else None
     if entry.get("training") is False:
-        result.invented = len(metrics)
+        result.invented = invented(entry)
     index: dict[str, list] = defaultdict(list)
     for record in metrics:
         value = record.get("value")
@@ -121,6 +121,33 @@ def score_log(entry: dict) -> LogScore:
                     f"{printed.get('unit') or ''}  | {line['text'][:140]}"
                 )
     return result
+
+
+def measured_lines(name: str) -> set[int]:
+    """The lines of a no-training log that print a measurement of the job (``readings/measures.json``)."""
+    path = HERE / "readings" / "measures.json"
+    if not path.exists():
+        return set()
+    lines: set[int] = set()
+    for item in json.loads(path.read_text(encoding="utf-8")).get(name, {}).get("lines", []):
+        first, _, last = str(item).partition("-")
+        lines.update(range(int(first), int(last or first) + 1))
+    return lines
+
+
+def invented(entry: dict) -> int:
+    """Metric records of a log without training that come from no line printing a measurement of the
+    job (its evaluation scores, times: those may be read). The log is fed line by line so that each
+    record's line is known."""
+    from gputui.logs import LogParser
+
+    allowed = measured_lines(entry["name"])
+    parser = LogParser()
+    count = 0
+    for number, line in enumerate(log_bytes(entry["name"]).split(b"\n"), start=1):
+        records = parser.feed(line + b"\n")
+        count += sum(r.kind == "metric" for r in records) if number not in allowed else 0
+    return count + sum(r.kind == "metric" for r in parser.finish())
 
 
 def _loosely(printed: dict, index: dict[str, list]) -> bool:

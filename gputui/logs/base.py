@@ -63,6 +63,21 @@ NOT_METRICS = frozenset(
         "local_step",
         "id",
         "version",
+        # hardware and tensor descriptions printed by TensorFlow and others: constants, not measurements
+        "incarnation",
+        "memory_limit",
+        "compute_capability",
+        "pci_bus_id",
+        "bus_id",
+        "dim",
+        "batch_dim_axis",
+        "time_dim_axis",
+        "feature_dim_axis",
+        "ndim",
+        "num_gpus",
+        "num_workers",
+        "cpu",
+        "cpus",
     }
 )
 

@@ -178,6 +178,10 @@ class _Builder:
             close = self.body.find("]", token.end())
             return len(self.body) if close < 0 else close + 1
         if label.opened and label.text and self.body[token.start() - 1 : token.start()] == "[":
+            close = self.body.find("]", token.end())
+            listed = "," in self.body[token.end() : close if close >= 0 else None]
+            if listed and counter_kind(label.text) is not None:  # "STEPS: [40, 70]": a schedule's settings
+                return len(self.body) if close < 0 else close + 1
             self.listed, self.listed_count = label.text, 0
         elif not label.text and self.listed and gap.strip() == ",":
             self.listed_count += 1
