@@ -149,8 +149,8 @@ def _headed(last: str) -> tuple[str, str]:
     if not colon or not head.strip() or not tail.strip():
         return last, ""
     head_words = head.split()
-    if head_words[0].lower() in SPLITS:  # "Test set: Average loss", "val: loss"
-        return f"{head_words[0]} {tail}", ""
+    if head_words[0].lower() in SPLITS:  # "Test set: Average loss", "val: loss": a split heading
+        return f"{head_words[0]} {tail}", head_words[0]
     if tail.split()[-1].lower() in SPLITS:  # "Loss: train" (0.5, val: 0.6)
         return f"{head} {tail}", ""
     if (
@@ -171,9 +171,8 @@ def named(label: str, unit: str | None, section: str | None, noun: str) -> tuple
         noun = " ".join(words[:-1])
         label = f"{words[-1]} {noun}"
         section = SPLIT_WORDS[low[-1]]
-    elif len(words) >= 2 and low[0] in SPLITS:  # "train loss", "val: loss"
+    elif len(words) >= 2 and low[0] in SPLITS:  # "train loss", "val: loss" (a heading sets the section)
         noun = " ".join(words[1:])
-        section = SPLIT_WORDS[low[0]]
     elif len(words) == 1 and low[0] in SPLITS:  # "val" after "loss train"; "valid (3.2 sec)"
         section = SPLIT_WORDS[low[0]]
         if noun:

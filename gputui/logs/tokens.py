@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from gputui.logs.base import is_metric_name
 from gputui.logs.labels import SPLITS, STATE_VERBS, Label, counter_kind, head_of, label_of, named
-from gputui.logs.naming import COUNT_SCALE, TIME_UNITS, line_split, split_label
+from gputui.logs.naming import COUNT_SCALE, SPLIT_WORDS, TIME_UNITS, line_split, split_label
 from gputui.stream.names import canonical_metric_name
 
 NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)"
@@ -40,6 +40,20 @@ TOKEN = re.compile(
 #: Structural separators between the parts of a line (also :mod:`gputui.logs.labels`).
 SEPARATOR = re.compile(r"\s*(?:\||\t|;|,\s*|\s{2,}|\s-\s)\s*")
 LABEL = re.compile(r"[A-Za-z][\w.@/%()\[\]-]*(?: [A-Za-z(\[][\w.@/%()\[\]-]*){0,3}")
+#: Durations an epoch's line states: the epoch's time (the generic parser's rule, docs/log-formats.md).
+EPOCH_TIMES = frozenset(
+    f"{name}_s"
+    for name in (
+        "time",
+        "time_taken",
+        "elapsed",
+        "elapsed_time",
+        "time_elapsed",
+        "duration",
+        "took",
+        "epoch_time",
+    )
+)
 SKIP_NAMES = frozenset({"eta", "remaining", "time_left", "left", "eta_s"})
 #: What may follow the last number of a metric line: a rate or count unit (``850 img/s``, ``12 GB``).
 RATE = re.compile(
@@ -77,7 +91,7 @@ class Reading(NamedTuple):
     @property
     def anchored(self) -> bool:
         """A line with its own step or epoch counter."""
-        return self.slots is not None and any(s.kind != "metric" for s in self.slots)
+        return self.slots is not None and any(s.kind in ("epoch", "step") for s in self.slots)
 
 
 NOTHING = Reading(None, None)
@@ -149,7 +163,7 @@ NAME_AFTER = re.compile(
 )
 #: A counter printed after its value: ``(after 1 iterations)``, ``3 epochs``.
 COUNTER_AFTER = re.compile(r"\s(iterations?|iters|steps?|epochs?|updates)\b", re.IGNORECASE)
-PAIRED = re.compile(r"(.*[^\s(])\s*\(([A-Za-z][\w ]*)\)")  # "Accuracy (Loss)": two names, two values
+PAIRED = re.compile(r"(.*[^\s(])\s+\(([A-Za-z][\w ]*)\)")  # "Accuracy (Loss)": two names, two values
 NESTED = re.compile(r"\[\s*[(\[]\s*$")  # "mom=[(0.9, 0.999), ...]": a list of tuples, settings
 
 
@@ -189,7 +203,9 @@ class _Builder:
         else:
             self.listed = ""
         phrase, self.phrase = self.phrase, False
-        if label.head:
+        if label.head.lower() in SPLITS:  # "val: loss 0.6 acc 0.8": a split heading names what follows
+            self.split = SPLIT_WORDS[label.head.lower()]
+        elif label.head:
             self.category = label.head
         if label.kind == "prose":
             return self._in_phrase(token, label)
@@ -205,6 +221,9 @@ class _Builder:
             return self._position(token, label.text)
         if not label.text:
             return self._unlabelled(token, gap, label.opened)
+        if label.text.lower() == "rank" and (token.group("v") or "").isdigit():
+            self.slots.append(Slot(token.start(), token.end("v"), "rank", "", 1.0, False))  # "[rank 0]"
+            return token.end()
         kind = counter_kind(label.text)
         if kind == "epoch" and label.text.lower() == "ep" and any(s.kind == "step" for s in self.slots):
             kind = None  # "step:400 ep:40": episodes, the step counts
@@ -311,7 +330,7 @@ class _Builder:
     def finish(self, rest: str) -> Reading:
         slots = self.slots
         rest = SEPARATOR.sub(" ", rest).strip(" )]}|,;.")
-        anchored = any(s.kind != "metric" for s in slots)
+        anchored = any(s.kind in ("epoch", "step") for s in slots)
         words_go_on = rest and RATE.fullmatch(rest) is None and TAIL.fullmatch(rest) is None
         if words_go_on and (not anchored or any(c.isdigit() or c in ":=" for c in rest)):
             return NOTHING  # the line goes on in words: prose (a counted line may end in a remark)
@@ -321,6 +340,8 @@ class _Builder:
         for i, slot in enumerate(slots):
             if slot.name == "took_time_s":  # "epoch 7 done in 12 s"
                 slots[i] = slot._replace(name="epoch_time_s" if epoch_line else "time_s")
+            elif epoch_line and slot.name in EPOCH_TIMES:  # "Epoch 3 ... Time Taken: 214 sec": its time
+                slots[i] = slot._replace(name="epoch_time_s")
         if sum(s.kind == "step" for s in slots) > 1 or sum(s.kind == "epoch" for s in slots) > 1:
             return NOTHING
         if not any(s.kind == "metric" for s in slots):

@@ -72,6 +72,7 @@ _SPLIT_PREFIXES: tuple[tuple[str, str], ...] = (
     ("val/", "val_"),
     ("eval_", "val_"),
     ("eval/", "val_"),
+    ("dev_", "val_"),
     ("test_", "test_"),
     ("test/", "test_"),
 )

@@ -152,16 +152,22 @@ class Extractor:
             return self._row(text[:start], body, reading, ctx, now)
         if reading.slots is None:
             return None
-        epoch = step = None
+        epoch = step = rank = None
         pairs = _pairs(body, reading)
         for slot in reading.slots:
             if slot.kind == "metric":
                 continue
             if slot.kind == "step":
                 step = int(int(body[slot.start : slot.end]) * slot.scale)
+            elif slot.kind == "rank":
+                rank = int(body[slot.start : slot.end])
             else:
                 epoch = int(body[slot.start : slot.end])
-        return self._emit(text[:start], pairs, epoch, step, ctx, now)
+        out = self._emit(text[:start], pairs, epoch, step, ctx, now)
+        if out and rank is not None and ctx.rank is None:  # "epoch 3 [rank 0]: loss 0.12"
+            for record in out:
+                record.fields["rank"] = rank
+        return out
 
     def _row(self, head: str, body: str, reading: Reading, ctx: Context, now: float) -> list[Record] | None:
         """A row of bare numbers under the header row its stream printed last."""
@@ -241,7 +247,7 @@ class Fallback:
             return None
         found = entry.found
         reading = found[2]
-        if reading.steps or (reading.row is not None and ctx.table is not None):
+        if reading.anchored or (reading.row is not None and ctx.table is not None):
             extracted = PARSER.records(text, found, ctx, now)
             if extracted is not None:
                 return extracted
