@@ -42,6 +42,9 @@ PREFIX = re.compile(
     r"|[IWEF] [\w./-]+:\d+\]"  # TensorFlow's C++ log after its time: "I external/xla/service.cc:163]"
     r"|\[?[\w.-]+\.py:\d+[^\]\s]*\]?"
     r"|[\w.]+(?= - (?:INFO|WARNING|DEBUG)\b)"
+    r"|[\w.]+ (?=(?:INFO|WARNING|WARN|DEBUG|ERROR)\b)"  # PaddleOCR's "root INFO:"
+    r"|[^\[\]|\n]{0,60}\|[^|\n]{0,80}\|\s*[\d?]+/[\d?]+\s*\[[^\]\n]{0,60}\]"  # a tqdm bar before the line
+    r"|[A-Za-z][\w.]*-[\w.-]*\d:(?=\s)|[a-z]{2,}\d{3,}:(?=\s)"  # pdsh's "v100x16-1: ", "nid001234: "
     r"|[|:]|-(?=\s)"
     r"))+\s*"
 )
