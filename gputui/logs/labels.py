@@ -113,7 +113,7 @@ def label_of(gap: str) -> Label | None:
         if len(piece.strip(" )]}>*#:=").split()) > PROSE_WORDS_MAX:
             return None
     last, head = _headed(_trim(pieces[-1]))
-    words = [w.strip(":=") for w in last.split()]
+    words = [w.strip(":='\"") for w in last.split()]
     words = [w for w in words if w and not PUNCTUATION.fullmatch(w)]
     while words and words[-1].lower() in STATE_VERBS:
         words.pop()

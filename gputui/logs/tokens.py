@@ -121,7 +121,7 @@ def _named_lists(body: str) -> tuple[dict[int, str], list[tuple[int, int]]]:
 
 def read_line(body: str) -> Reading:
     """The slots of one line (its text without the log prefix)."""
-    if MODULE_PRINTOUT.search(body) or len(SETTING.findall(body)) >= 3 or "{'" in body or '{"' in body:
+    if MODULE_PRINTOUT.search(body) or len(SETTING.findall(body)) >= 3:
         return NOTHING
     if body.rstrip().endswith((",", "(", "[", "{")) or "...." in body:
         return NOTHING  # a line of a literal (a config or a list printed), a setting with dot leaders
@@ -134,16 +134,21 @@ def read_line(body: str) -> Reading:
         return Reading(None, tuple(_cell(t) for t in tokens))
     named_at, lists = _named_lists(body)
     builder = _Builder(body)
+    nesting = Nesting() if "{" in body else None
     previous = 0
     for token in tokens:
         if token.start() < previous:
             continue  # inside a note or a list already read past
+        if nesting is not None and KEY_AFTER.match(body, token.end()):
+            continue  # a dictionary's number key ("{0: 0.78}"): part of the next value's label
         gap = body[previous : token.start()]
         previous = token.end()
         if token.start() in named_at:
             label: Label | None = Label(named_at[token.start()], False)
         elif any(a <= token.start() < b for a, b in lists):
             return NOTHING  # a list of values without as many names
+        elif nesting is not None and nesting.enter(gap):
+            label = nesting.label(gap)
         else:
             label = label_of(gap)
         if label is None:
@@ -165,6 +170,50 @@ NAME_AFTER = re.compile(
 COUNTER_AFTER = re.compile(r"\s(iterations?|iters|steps?|epochs?|updates)\b", re.IGNORECASE)
 PAIRED = re.compile(r"(.*[^\s(])\s+\(([A-Za-z][\w ]*)\)")  # "Accuracy (Loss)": two names, two values
 NESTED = re.compile(r"\[\s*[(\[]\s*$")  # "mom=[(0.9, 0.999), ...]": a list of tuples, settings
+
+
+KEY_AFTER = re.compile(r"['\"]?\s*:(?!\d)")
+KEY = re.compile(r"""['"]?([^'"{}:,\[\]]+?)['"]?\s*[:=]\s*['"]?$""")
+
+
+class Nesting:
+    """The dictionaries of a line (``loss: {'cls': 8.6, 'total': 20.0}``, ``{"step": 3, "loss": 0.5}``,
+    ``iou: {0: 0.78, 1: 0.51}``): where the reading is, and the names their keys give."""
+
+    def __init__(self) -> None:
+        self.outer: list[str] = []  # the label of each open dictionary
+
+    def enter(self, gap: str) -> bool:
+        """Follow the braces in the text before a number; whether the number is inside a dictionary."""
+        rest = gap
+        while True:
+            at = min((i for i in (rest.find("{"), rest.find("}")) if i >= 0), default=-1)
+            if at < 0:
+                break
+            if rest[at] == "{":
+                found = label_of(rest[:at].rstrip(" :="))
+                self.outer.append(found.text if found is not None else "")
+            elif self.outer:
+                self.outer.pop()
+            rest = rest[at + 1 :]
+        self.rest = rest
+        return bool(self.outer)
+
+    def label(self, gap: str) -> Label | None:
+        """The name of a value inside a dictionary: its key, with the dictionary's own label where the
+        key needs it (``iou: {0: …}`` → ``iou 0``, ``loss: {'cls': …}`` → ``cls loss``)."""
+        m = KEY.search(self.rest)
+        if m is None:
+            return None
+        key = m.group(1).strip()
+        outer = next((o for o in reversed(self.outer) if o), "")
+        if outer and key.isdigit():
+            key = f"{outer} {key}"
+        elif outer.lower() in ("loss", "losses") and "loss" not in key.lower():
+            key = f"{key} loss"
+        elif outer.lower() in SPLITS:
+            key = f"{outer} {key}"
+        return Label(key, False)
 
 
 class _Builder:
