@@ -121,6 +121,9 @@ class LineParser(Protocol):
 
     name: str
     PRETEST: str
+    #: (optional) ``True`` where the family reads some values of its lines and the extractor is to read
+    #: the rest (:func:`gputui.logs.formats.extract.complete`); absent: the family reads its lines whole.
+    PARTIAL: bool
 
     def parse(self, text: str, ctx: Context, now: float) -> list[Record] | None: ...
 

@@ -274,6 +274,36 @@ class Fallback:
 
 FALLBACK = Fallback()
 
+def complete(text: str, ctx: Context, now: float, records: list[Record]) -> list[Record]:
+    """A family parser's records of a frame, with the values of the frame that it did not read: the
+    extractor's reading of the same line adds each value none of the records holds, at their position
+    (``docs/log-formats.md``, *The extractor*). Every printed value is read, whichever parser knows the
+    line's format."""
+    found = PARSER.read(text, ctx)
+    if found is None or found[2].slots is None:
+        return records
+    start, _, reading = found
+    body = text[start:] if start else text
+    have = {r.fields["value"] for r in records if r.kind == "metric"}
+    missing = []
+    for slot in reading.slots:
+        if slot.kind != "metric":
+            continue
+        raw = body[slot.start : slot.end]
+        value = _value(raw) if slot.clock else to_float(raw.replace(",", "") if "," in raw else raw)
+        if value is not None and value not in have and value * slot.scale not in have:
+            missing.append((slot.name, value * slot.scale))
+    if not missing:
+        return records
+    first = next((r.fields for r in records if r.kind == "metric"), None)
+    out = list(records)
+    if first is None:
+        return series(text, ctx.shapes[text.encode().translate(DIGITS)], ctx, now) or records
+    scope = first.get("scope", "step")
+    emit(out, missing, NAME, scope, ctx, now, first.get("epoch"), first.get("step"))
+    return out
+
+
 #: Words of names that only a training (or evaluation) run prints: a series of them needs no counter.
 TRAINING_WORDS = re.compile(
     r"loss|acc|reward|return|score|ppl|perplexity|f1|bleu|rouge|wer|cer|psnr|ssim|map|iou|dice|auc|mse|mae"

@@ -56,6 +56,9 @@ class PytorchParser:
     #: The cheap pre-test of auto routing: a condition on ``text``, ``head`` (``text[:24]``) and ``ctx``
     #: that is False only where :meth:`parse` would say "not mine" (:func:`gputui.logs.parser.route_auto`).
     PRETEST = '"Epoch" in text or "epoch" in text or "Test" in text or "[" in text or "*" in text'
+    #: Its shapes are met with other meters after them (Swin's ``lr``, ``wd``, ``mem``): the extractor
+    #: reads what it does not (:func:`gputui.logs.formats.extract.complete`).
+    PARTIAL = True
 
     def parse(self, text: str, ctx: Context, now: float) -> list[Record] | None:
         if "Epoch" in text or "epoch" in text or "Test" in text or "[" in text or "*" in text:
