@@ -101,6 +101,7 @@ def cmd_add(args: argparse.Namespace) -> int:
         "name": args.name,
         "family": args.family,
         "split": split_of(args.name),
+        "round": args.round,
         "source": {
             "repo": args.repo,
             "path": args.path,
@@ -195,6 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     add.add_argument("--commit", default="HEAD")
     add.add_argument("--family", required=True)
     add.add_argument("--force", action="store_true")
+    add.add_argument("--round", type=int, default=1, help="the gathering round (2: measured blind)")
     add.set_defaults(run=cmd_add)
     lines = sub.add_parser("lines", help="a log's lines, numbered, frame by frame")
     lines.add_argument("name")

@@ -186,10 +186,12 @@ def total(scores: list[LogScore]) -> dict:
     }
 
 
-def score_all(split: str = "all", names: list[str] | None = None) -> list[LogScore]:
+def score_all(split: str = "all", names: list[str] | None = None, round_: int = 0) -> list[LogScore]:
     chosen = []
     for entry in entries():
         if names and entry["name"] not in names:
+            continue
+        if round_ and entry.get("round", 1) != round_:
             continue
         if split != "all" and entry["split"] != split:
             continue
@@ -200,7 +202,7 @@ def score_all(split: str = "all", names: list[str] | None = None) -> list[LogSco
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    scores = score_all(args.split, args.names)
+    scores = score_all(args.split, args.names, args.round)
     if args.json:
         print(json.dumps({"total": total(scores), "by_family": by_family(scores)}, indent=1))
         return 0
@@ -270,6 +272,7 @@ def add_score_commands(sub) -> None:
     score.add_argument("names", nargs="*")
     score.add_argument("--split", choices=("dev", "heldout", "all"), default="all")
     score.add_argument("--json", action="store_true")
+    score.add_argument("--round", type=int, default=0, help="only the entries of this gathering round")
     score.add_argument("--misses", type=int, default=0, help="list up to N missed values per dev log")
     score.add_argument("--show-heldout", action="store_true", help="also list held-out misses")
     score.set_defaults(run=cmd_score)
