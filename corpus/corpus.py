@@ -75,8 +75,8 @@ def frames(raw: bytes) -> list[list[str]]:
         parts = []
         for frame in text.split("\r"):
             frame = CSI.sub("", frame)
-            while "\b" in frame:
-                frame = re.sub(r"[^\b]\b|^\b+", "", frame, count=1)
+            while "\x08" in frame:
+                frame = re.sub("[^\x08]\x08|^\x08+", "", frame, count=1)
             parts.append(frame.rstrip())
         out.append(parts)
     if out and out[-1] == [""]:

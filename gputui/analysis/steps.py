@@ -26,27 +26,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from gputui.analysis.running import Running
+from gputui.stream.names import SAMPLES, STEP_TIMES, TOKENS
 from gputui.stream.records import Record
 
 LOSS_NAMES = ("loss", "lm_loss", "loss_step")
-#: Per-step times as the parsers name them, and the factor to seconds.
-STEP_TIMES = {
-    "step_time_s": 1.0,
-    "dt_s": 1.0,
-    "time_s": 1.0,
-    "iter_time_s": 1.0,
-    "iteration_time_s": 1.0,
-    "batch_time_s": 1.0,
-    "time_per_step_s": 1.0,
-    "step_time_ms": 1e-3,
-    "elapsed_time_per_iteration_ms": 1e-3,  # Megatron: "elapsed time per iteration (ms): 850.2"
-    "time_ms": 1e-3,
-    "dt_ms": 1e-3,
-}
-TOKENS = frozenset({"tokens_per_s", "tok/sec", "tok/s", "tokens_per_sec", "tokens_per_second", "tps"})
-SAMPLES = frozenset(
-    {"samples_per_s", "samples/sec", "samples_per_sec", "images_per_s", "global_images_per_s"}
-)
 MFU = ("mfu_pct", "mfu")
 MAX_POINTS = 4096
 WINDOW = 0.1  # the last 10 % of the steps seen
@@ -72,6 +56,8 @@ class StepSummary:
     step_time_source: str | None = None  # printed | clock
     throughput: float | None = None  # recent mean
     throughput_unit: str | None = None  # tokens/s | samples/s
+    throughput_mean: float | None = None  # over the run: weighted by the step times where printed
+    elapsed_s: float | None = None  # the printed step times over the steps they stand for
     mfu_pct: float | None = None
     eta_s: float | None = None
     run: int = 0
@@ -90,25 +76,6 @@ class StepSummary:
         }
 
 
-def _thin(points: list[tuple[int, float]]) -> None:
-    """Keep memory bounded: every other point once full (the first one stays; the caller appends the last)."""
-    if len(points) >= MAX_POINTS:
-        points[:] = points[::2]
-
-
-def _add(points: list[tuple[int, float]], step: int, value: float) -> None:
-    _thin(points)
-    points.append((step, value))
-
-
-def _mean(values: list[float]) -> float | None:
-    return sum(values) / len(values) if values else None
-
-
-def _recent(points: list[tuple[int, float]], since: int) -> list[float]:
-    return [v for s, v in points if s > since] or [points[-1][1]]
-
-
 def _slope(points: list[tuple[int, float]]) -> float | None:
     n = len(points)
     if n < 2:
@@ -120,7 +87,8 @@ def _slope(points: list[tuple[int, float]]) -> float | None:
 
 
 class StepTracker:
-    """Feed records with :meth:`add`; :meth:`summary` reads them."""
+    """Feed records with :meth:`add`; :meth:`summary` reads them. Every printed value counts (an
+    aggregate record of a catch-up read, ``count`` > 1, for as many: ``docs/records.md``)."""
 
     def __init__(self) -> None:
         self.rank: int | None = None
@@ -132,11 +100,18 @@ class StepTracker:
         self.first: int | None = None
         self.last: int | None = None
         self.planned: int | None = None
-        self.loss: dict[str, list[tuple[int, float]]] = {}
-        self.times: list[tuple[int, float]] = []
+        self.loss: dict[str, Running] = {}
+        self.times = Running()  # printed step times, the first step's left out
+        self.first_time: float | None = None
+        self.elapsed = 0.0  # the printed step times over the steps they stand for
+        self._time_step: int | None = None  # the step of the latest step time
         self.clock: list[tuple[int, float]] = []  # (step, record time) where the time is a clock's
-        self.rates: dict[str, list[tuple[int, float]]] = {}
-        self.mfu: list[tuple[int, float]] = []
+        self.rates: dict[str, Running] = {}  # unit → the rates as printed
+        self.rates_timed: dict[str, Running] = {}  # unit → the rates weighted by the step times beside them
+        self._pair: list = [None, None, None]  # the latest step, its step time, its (unit, rate)
+        self.timed: dict[str, float] = {}  # unit → how many rates were weighted by a step time
+        self._first_gap: int | None = None  # steps between the first two step times
+        self.mfu = Running()
 
     def add_all(self, records: list[Record]) -> StepTracker:
         for record in records:
@@ -168,26 +143,71 @@ class StepTracker:
         self._note(step, f, rec.time)
 
     def _note(self, step: int, f: dict, when: float) -> None:
+        first = f.get("step_first", step)
         if self.first is None:
-            self.first = step
+            self.first = first if isinstance(first, int) else step
         if self.last is None or step > self.last:
             self.last = step
             if f.get("time_source") in ("printed", "emitted"):
-                _add(self.clock, step, when)  # a clock's time: step time from the records
+                self.clock.append((step, when))  # a clock's time: step time from the records
+                if len(self.clock) > MAX_POINTS:
+                    self.clock[1:] = self.clock[2::2]
         total = f.get("steps_total")
         if isinstance(total, int) and total > 0:
             self.planned = total
         name, value = f.get("name"), f.get("value")
         if not isinstance(value, int | float) or value != value or not isinstance(name, str):
             return
+        count = f.get("count", 1)
+        since = first if count > 1 and isinstance(first, int) else None  # an aggregate's steps
         if name in LOSS_NAMES:
-            _add(self.loss.setdefault(name, []), step, float(value))
+            self.loss.setdefault(name, Running()).add(step, float(value), count, since)
         elif name in STEP_TIMES:
-            _add(self.times, step, value * STEP_TIMES[name])
+            self._step_time_value(step, value * STEP_TIMES[name], count, since)
         elif name in TOKENS or name in SAMPLES:
-            _add(self.rates.setdefault("tokens/s" if name in TOKENS else "samples/s", []), step, float(value))
+            unit = "tokens/s" if name in TOKENS else "samples/s"
+            self.rates.setdefault(unit, Running()).add(step, float(value), count, since)
+            weight, timed = f.get("weight_s"), f.get("timed")
+            if isinstance(weight, int | float) and isinstance(timed, int | float):
+                self.rates_timed.setdefault(unit, Running()).add(step, float(timed), weight, since)
+                self.timed[unit] = self.timed.get(unit, 0) + count
+            else:
+                self._pair_rate(step, unit, float(value))
         elif name in MFU:
-            _add(self.mfu, step, value * 100 if name == "mfu" and value <= 1 else float(value))
+            self.mfu.add(step, value * 100 if name == "mfu" and value <= 1 else float(value), count, since)
+
+    def _step_time_value(self, step: int, seconds: float, count: int, since: int | None) -> None:
+        """A printed step time (or the mean of ``count`` of them, up to ``step``): the mean, the elapsed
+        time (each time standing for the steps since the previous one), the pairing with a rate."""
+        if self._time_step is None:
+            self.first_time = seconds  # start-up and compilation: out of the mean, in the elapsed
+            self.elapsed += seconds
+            if count > 1:
+                self.times.add(step, seconds, count - 1, since)
+        else:
+            if self._first_gap is None:
+                self._first_gap = max(1, (step - self._time_step) // count)
+            self.times.add(step, seconds, count, since)
+            self.elapsed += seconds * max(count, step - self._time_step)
+        self._time_step = step
+        if count == 1:
+            pair = self._pair
+            if pair[0] == step and pair[2] is not None:
+                unit, rate = pair[2]
+                self.rates_timed.setdefault(unit, Running()).add(step, rate, seconds)
+                self.timed[unit] = self.timed.get(unit, 0) + 1
+                pair[2] = None
+            else:
+                pair[0], pair[1], pair[2] = step, seconds, None
+
+    def _pair_rate(self, step: int, unit: str, rate: float) -> None:
+        """A rate printed at a step: weighted by the step time printed on the same step."""
+        pair = self._pair
+        if pair[0] == step and pair[1] is not None:
+            self.rates_timed.setdefault(unit, Running()).add(step, rate, pair[1])
+            self.timed[unit] = self.timed.get(unit, 0) + 1
+        else:
+            pair[0], pair[1], pair[2] = step, None, (unit, rate)
 
     def summary(self) -> StepSummary | None:
         if self.epochs or self.first is None or self.last is None:
@@ -200,10 +220,18 @@ class StepTracker:
         self._step_time(out, since)
         for unit in ("tokens/s", "samples/s"):
             if unit in self.rates:
-                out.throughput, out.throughput_unit = _mean(_recent(self.rates[unit], since)), unit
+                plain, timed = self.rates[unit], self.rates_timed.get(unit)
+                whole = timed if timed and self.timed.get(unit, 0) >= 0.9 * plain.weights else None
+                out.throughput, out.throughput_unit = plain.mean_since(since), unit
+                out.throughput_mean = (whole or plain).mean()
                 break
         if self.mfu:
-            out.mfu_pct = _mean(_recent(self.mfu, since))
+            out.mfu_pct = self.mfu.mean_since(since)
+        if self._time_step is not None and self.first_time is not None:
+            # the first printed step stands for one printing interval, at most its own number (as the
+            # replay's clock, gputui.sources.log_clock): Megatron's iteration 100 for 100
+            first_span = max(1, min(first, self._first_gap or 1))
+            out.elapsed_s = self.elapsed + self.first_time * (first_span - 1)
         if out.step_time_recent_s is not None and out.left is not None:
             out.eta_s = out.left * out.step_time_recent_s
         return out
@@ -222,11 +250,10 @@ class StepTracker:
         name = next((n for n in LOSS_NAMES if n in self.loss), None)
         if name is None:
             return
-        points = self.loss[name]
-        out.loss_name, out.loss_first, out.loss_last = name, points[0][1], points[-1][1]
-        start = max((i for i, (s, _) in enumerate(points) if s <= since), default=0)
-        window = points[start:]
-        slope = _slope(window)
+        series = self.loss[name]
+        assert series.first is not None and series.last is not None
+        out.loss_name, out.loss_first, out.loss_last = name, series.first[1], series.last[1]
+        slope = _slope(series.points(since))
         if slope is None:
             return
         steps = out.last_step - since
@@ -238,11 +265,9 @@ class StepTracker:
             out.trend = "falling" if change < 0 else "rising"
 
     def _step_time(self, out: StepSummary, since: int) -> None:
-        times = self.times
-        if times:
-            steady = times[1:] if len(times) > 1 and times[0][0] == self.first else times
-            out.step_time_s = _mean([v for _, v in steady])
-            out.step_time_recent_s = _mean(_recent(times, since))
+        if self.times or self.first_time is not None:
+            out.step_time_s = self.times.mean() if self.times else self.first_time
+            out.step_time_recent_s = self.times.mean_since(since) if self.times else self.first_time
             out.step_time_source = "printed"
             return
         clock = self.clock

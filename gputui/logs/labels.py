@@ -56,6 +56,7 @@ PROSE_END = frozenset(
     {"of", "on", "to", "for", "from", "with", "by", "and", "or", "per", "over", "than", "into", "the", "a"}
     | {"at", "across", "among", "using"}
 )
+QUANTITY_WORDS = frozenset({"of", "per", "skipped", "nan", "total", "num", "number", "max", "remaining"})
 TIME_WORDS = frozenset({"in", "took", "after", "within"})
 STATE_VERBS = frozenset({"is", "was", "are", "were", "equals", "reached", "becomes", "now"})
 LEADING = frozenset({"with", "and", "the", "a", "an", "got", "has", "have", "had"})
@@ -85,6 +86,8 @@ def counter_kind(label: str) -> str | None:
     """``epoch`` or ``step`` when the label's last word names that counter, else ``None``."""
     words = label.lower().replace("_", " ").split()
     last = words[-1].strip(":#[(") if words else ""
+    if any(word in QUANTITY_WORDS for word in words[:-1]):
+        return None  # "number of skipped iterations: 0": a quantity, not the counter
     if last in EPOCH_WORDS:
         return "epoch"
     if last in STEP_WORDS or label.lower().strip() == "global_step":

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import IO
 
 from gputui.logs import planned
+from gputui.logs.aggregate import aggregate
 from gputui.logs.base import Context, LineParser
 from gputui.logs.formats import (
     extract,
@@ -40,7 +41,8 @@ from gputui.logs.formats import (
 from gputui.logs.normalize import DEFAULT_MAX_FRAME, Frame
 from gputui.logs.outcome import RECENT_FRAMES, OutcomeTracker
 from gputui.logs.outcome import gate as outcome_gate
-from gputui.logs.thinning import ThinningNormalizer
+from gputui.logs.thinning import LABEL as LABEL_BYTES
+from gputui.logs.thinning import SHAPE_DELETE, ThinningNormalizer
 from gputui.logs.unread import Unread
 from gputui.stream.records import Record
 
@@ -166,6 +168,7 @@ class LogParser:
         self.contexts: dict[int | None, Context] = {}
         self._shapes: dict[bytes, object] = {}  # line shape → how it is read: one cache for all ranks
         self._series: dict[bytes, object] = {}  # line shape without digits → its series state (all ranks)
+        self._templates: dict[bytes, object] = {}  # catch-up: the expression of each step-line shape
         self.frames = 0
         self._line = 0
         self._line_rank: int | None = None
@@ -225,6 +228,35 @@ class LogParser:
         now = _time.time() if now is None else now
         return copy.deepcopy(self.outcome).decide(now, self._last_frame, list(self._recent))
 
+    def _skipped(self, raws: list[bytes], now: float) -> list[Record]:
+        """The values of frames catch-up mode skipped (:mod:`gputui.logs.aggregate`): aggregate records of
+        the step lines the extractor reads, each group in one pass, else line by line; other frames (a
+        bar's redraws, a family's lines) stay skipped, as their runs' kept frames speak for them."""
+        out: list[Record] = []
+        for group in _group(raws):
+            label = LABEL_BYTES.match(group[0])
+            rank = int(label.group(1) or label.group(2)) if label is not None else None
+            if label is not None:
+                group = [_unlabelled(raw) for raw in group]
+            text = group[0].decode("utf-8", "replace").rstrip()
+            if "\x1b" in text or "\b" in text or "\r" in text:
+                continue
+            ctx = self.contexts.get(rank)
+            if ctx is None:
+                continue
+            probe = copy.copy(ctx)
+            first = self._route(text, probe, now)
+            if not first or first[0].fields.get("source") != extract.NAME or "step" not in first[0].fields:
+                continue
+            records = aggregate(group, text, ctx, now, self._templates)
+            if records is None:  # not one shape after all: each line read, nothing lost
+                for raw in group:
+                    records = self._route(raw.decode("utf-8", "replace").rstrip(), ctx, now) or []
+                    out += records
+                continue
+            out += records
+        return out
+
     def parse_frames(
         self,
         frames: list[Frame],
@@ -249,9 +281,14 @@ class LogParser:
         shapes = self.normalizer.shapes if inert is not None else None
         if shapes is None or len(shapes) != len(frames):  # frames not from a thinned block
             inert = None
+        gaps = self.normalizer.gaps if inert is not None else None
+        if gaps is not None and len(gaps) != len(frames):
+            gaps = None
         index = -1
         for line, text in frames:
             index += 1
+            if gaps is not None and gaps[index]:
+                out += self._skipped(gaps[index], now)
             if line != self._line:
                 self._line = line
                 m = LABEL.match(text)
@@ -340,6 +377,19 @@ class LogParser:
         if last_line >= 0:
             self._last_frame = (last_line, last_text)
         return out
+
+
+def _unlabelled(raw: bytes) -> bytes:
+    label = LABEL_BYTES.match(raw)
+    return raw[label.end() :] if label is not None else raw
+
+
+def _group(raws: list[bytes]) -> list[list[bytes]]:
+    """Skipped frames by shape, in order of first appearance (a period of two shapes gives two groups)."""
+    groups: dict[bytes, list[bytes]] = {}
+    for raw in raws:
+        groups.setdefault(raw.translate(None, SHAPE_DELETE), []).append(raw)
+    return list(groups.values())
 
 
 def parse_stream(

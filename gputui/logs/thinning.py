@@ -153,7 +153,7 @@ def _per_rank_apart(shapes: list[bytes]) -> list[bytes]:
 class ThinningNormalizer(Normalizer):
     """A :class:`Normalizer` that, while :attr:`thin` is set, returns only the frames that matter."""
 
-    __slots__ = ("_skipped", "every", "recent", "shapes", "skipped", "thin")
+    __slots__ = ("_skipped", "every", "gaps", "recent", "shapes", "skipped", "thin")
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -163,10 +163,13 @@ class ThinningNormalizer(Normalizer):
         self.recent: list[Frame] = []  # the block's true last frames (thin mode); [] otherwise
         self.shapes: list[bytes] = []  # the shapes of the frames last returned (thin mode)
         self.every: list[bytes] = []  # the shapes of all frames of that block (gputui.logs.unread)
+        #: per frame returned (thin mode): the frames skipped right before it (raw bytes), or None; the
+        #: parser reads their values in one pass (:func:`gputui.logs.formats.extract.aggregate`)
+        self.gaps: list[list[bytes] | None] = []
 
     def _frames(self, block: bytes, first_overflow: bool) -> list[Frame]:
         if not self.thin or first_overflow:
-            self.recent, self.shapes = [], []
+            self.recent, self.shapes, self.gaps = [], [], []
             return super()._frames(block, first_overflow)
         raws: list[bytes] = []
         lines: list[int] = []
@@ -225,12 +228,17 @@ class ThinningNormalizer(Normalizer):
         self.hot = self._hot(raws, lines, keep)
         out: list[Frame] = []
         kept_shapes: list[bytes] = []
+        gaps: list[list[bytes] | None] = []
+        previous = -1
         for i in keep:
             text = self._text(raws[i])
             if text:
                 out.append((lines[i], text))
                 kept_shapes.append(shapes[i])
+                gaps.append([r for r in raws[previous + 1 : i] if r.strip()] if i > previous + 1 else None)
+                previous = i
         self.shapes = kept_shapes
+        self.gaps = gaps
         self.skipped += self._skipped
         tail = range(max(0, len(raws) - RECENT), len(raws))
         self.recent = [f for f in ((lines[i], self._text(raws[i])) for i in tail) if f[1]]

@@ -33,6 +33,27 @@ STANDARD_METRICS: dict[str, str] = {
     "runtime_s": "wall time of a whole training or evaluation, seconds (HF Trainer *_runtime)",
 }
 
+#: Per-step times as the parsers name them, and the factor to seconds.
+STEP_TIMES = {
+    "step_time_s": 1.0,
+    "dt_s": 1.0,
+    "time_s": 1.0,
+    "iter_time_s": 1.0,
+    "iteration_time_s": 1.0,
+    "batch_time_s": 1.0,
+    "time_per_step_s": 1.0,
+    "step_time_ms": 1e-3,
+    "elapsed_time_per_iteration_ms": 1e-3,  # Megatron: "elapsed time per iteration (ms): 850.2"
+    "elapsed_time_per_iteration_s": 1.0,  # the same, read by the extractor's naming rule (ms → s)
+    "iter_time": 1.0,
+    "time_ms": 1e-3,
+    "dt_ms": 1e-3,
+}
+TOKENS = frozenset({"tokens_per_s", "tok/sec", "tok/s", "tokens_per_sec", "tokens_per_second", "tps"})
+SAMPLES = frozenset(
+    {"samples_per_s", "samples/sec", "samples_per_sec", "images_per_s", "global_images_per_s"}
+)
+
 #: Word-level aliases, applied after the split prefix (train/val/test) is removed.
 ALIASES: dict[str, str] = {
     "acc": "accuracy",

@@ -114,7 +114,7 @@ def test_iteration_lines_read_as_before() -> None:
     assert len(straggler(after)) == 4 * 14
     metrics = [r for r in after if r.kind == "metric" and r.get("source") != "megatron_straggler"]
     assert metrics == [r for r in before if r.kind == "metric"]
-    assert {r["name"] for r in metrics} >= {"lm_loss", "elapsed_time_per_iteration_ms"}
+    assert {r["name"] for r in metrics} >= {"lm_loss", "elapsed_time_per_iteration_s"}
     outcomes = [[r["outcome"] for r in records if r.get("event") == "outcome"] for records in (before, after)]
     assert outcomes == [["truncated"], ["truncated"]]
 

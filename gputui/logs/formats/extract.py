@@ -274,6 +274,7 @@ class Fallback:
 
 FALLBACK = Fallback()
 
+
 def complete(text: str, ctx: Context, now: float, records: list[Record]) -> list[Record]:
     """A family parser's records of a frame, with the values of the frame that it did not read: the
     extractor's reading of the same line adds each value none of the records holds, at their position
