@@ -85,7 +85,8 @@ def score_log(entry: dict) -> LogScore:
     metrics = [r for r in records if r.kind == "metric"]
     outcome = [r for r in records if r.kind == "event" and r.get("event") == "outcome"]
     result = LogScore(entry["name"], entry["family"], entry["split"])
-    result.outcome_expected = (entry.get("outcome") or {}).get("status")
+    outcome_entry = entry.get("outcome") or {}
+    result.outcome_expected = None if outcome_entry.get("disputed") else outcome_entry.get("status")
     result.outcome_got = outcome[-1].get("outcome") if outcome else None
     if entry.get("training") is False:
         result.invented = invented(entry)
@@ -125,13 +126,11 @@ def score_log(entry: dict) -> LogScore:
 
 def measured_lines(name: str) -> set[int]:
     """The lines of a no-training log that print a measurement of the job (``readings/measures.json``)."""
-    path = HERE / "readings" / "measures.json"
-    if not path.exists():
-        return set()
     lines: set[int] = set()
-    for item in json.loads(path.read_text(encoding="utf-8")).get(name, {}).get("lines", []):
-        first, _, last = str(item).partition("-")
-        lines.update(range(int(first), int(last or first) + 1))
+    for path in sorted((HERE / "readings").glob("measures*.json")):
+        for item in json.loads(path.read_text(encoding="utf-8")).get(name, {}).get("lines", []):
+            first, _, last = str(item).partition("-")
+            lines.update(range(int(first), int(last or first) + 1))
     return lines
 
 

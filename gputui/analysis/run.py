@@ -276,12 +276,17 @@ class RunAnalysis:
             timed, out.first_epoch_left_out = timed[1:], True
         if timed:
             out.epoch_time_s = sum(r.epoch_time_s for r in timed) / len(timed)  # type: ignore[misc]
-        out.throughput, out.throughput_unit, out.throughput_note = _throughput(
-            rows, self.throughputs, out.first_epoch_left_out
-        )
+        out.steps = self.steps.summary()
+        if not rows and out.steps is not None and out.steps.throughput_mean is not None:
+            # a step run: the step summary's figure, the one every view shows (every printed value)
+            out.throughput, out.throughput_unit = out.steps.throughput_mean, out.steps.throughput_unit
+            out.throughput_note = "over the run"
+        else:
+            out.throughput, out.throughput_unit, out.throughput_note = _throughput(
+                rows, self.throughputs, out.first_epoch_left_out
+            )
         if rows:
             out.final = {k: v for k, v in rows[-1].values.items() if k != "epoch_time_s"}
-        out.steps = self.steps.summary()
         out.energy = self.energy(rows, out.steps)
         if self.outcome is not None:
             out.outcome = str(self.outcome.get("outcome"))

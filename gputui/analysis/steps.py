@@ -299,6 +299,14 @@ def span(seconds: float) -> str:
     return f"{s // 86400}d {s % 86400 // 3600}h"
 
 
+def clock(seconds: float) -> str:
+    """``2:37:40``, ``1 day, 2:03:04``: a duration as H:MM:SS."""
+    s = round(max(0.0, seconds))
+    days, s = divmod(s, 86400)
+    text = f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+    return f"{days} day{'s' if days > 1 else ''}, {text}" if days else text
+
+
 ARROWS = {"falling": "↓", "flat": "→", "rising": "↑"}
 
 
@@ -330,7 +338,10 @@ def step_rows(s: StepSummary, *, ended: bool = False) -> list[tuple[str, str]]:
         recent = s.step_time_recent_s if s.step_time_recent_s is not None else s.step_time_s
         rows.append(("step time", f"{_seconds(s.step_time_s)} mean, {_seconds(recent)} recent ({how})"))
     if s.throughput is not None:
-        rows.append((str(s.throughput_unit), f"{s.throughput:,.0f} (recent)"))
+        whole = f"{s.throughput_mean:,.0f} over the run, " if s.throughput_mean is not None else ""
+        rows.append((str(s.throughput_unit), f"{whole}{s.throughput:,.0f} recent"))
+    if s.elapsed_s is not None:
+        rows.append(("elapsed", f"{clock(s.elapsed_s)} (the printed step times)"))
     if s.mfu_pct is not None:
         rows.append(("MFU", f"{s.mfu_pct:.1f} %"))
     if ended:

@@ -430,7 +430,7 @@ class OutcomeTracker:
             )
         if self.unfinished_progress:
             return self._outcome("truncated", where, now, [])
-        planned = planned_work(recent)
+        planned = planned_work([(n, t) for n, t in recent if n >= after])  # the last epoch's, not older
         if planned is not None and trained:
             line, text, m = planned
             info = {"evidence": text.strip()[:500], "line": line}

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from gputui.logs.base import Context
-from gputui.logs.outcome_patterns import PLANNED_STEPS
+from gputui.logs.outcome_patterns import PLANNED, PLANNED_STEPS
 from gputui.stream.records import Record
 
 KEY = "steps_planned"  # ctx.extra: the planned steps a setting stated
@@ -43,6 +43,9 @@ def note_setting(text: str, ctx: Context) -> None:
     m = EPOCHS_SETTING.search(text)
     if m is not None and 0 < int(m.group(1)) < 1_000_000:
         ctx.extra[EPOCHS_KEY] = int(m.group(1))
+    m = PLANNED.search(text)  # an epoch's header: "Epoch 2/2"
+    if m is not None and 0 < int(m.group(2)) < 1_000_000:
+        ctx.extra[EPOCHS_KEY] = int(m.group(2))
 
 
 def mark(text: str, records: list[Record], ctx: Context) -> None:

@@ -30,7 +30,8 @@ def test_parse_table_of_a_nanogpt_log(tmp_path: Path, capsys) -> None:
     assert "  steps      step 12,000/19,073 (62 %)\n" in out
     assert "  loss       11 → 3; falling ↓ -0.8 per 1,200 steps (last 10 %)\n" in out
     assert "  step time  312.5 ms mean, 312.5 ms recent (printed)\n" in out
-    assert "  tokens/s   512,000 (recent)\n" in out
+    assert "  tokens/s   512,000 over the run, 512,000 recent\n" in out
+    assert "  elapsed    1:02:30 (the printed step times)\n" in out  # 12,001 × 0.3125 s, + the first
     assert "  MFU        38.2 %\n" in out
     assert "  ETA        36m 50s to step 19,073 (7,072 steps left)\n" in out  # 7,072 × 0.3125 s
 
