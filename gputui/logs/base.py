@@ -78,13 +78,28 @@ NOT_METRICS = frozenset(
         "num_workers",
         "cpu",
         "cpus",
+        "process",
+        "processes",
+        "device_count",
+        "thread",
     }
 )
 
 
 EPOCH_IN_NAME = re.compile(r"^(?:epoch|step|iter)_?\d+(?:_pct)?$")
 #: Name endings of settings (counts and sizes a run is configured with), never metrics.
-SETTING_SUFFIXES = ("_steps", "_epochs", "_workers", "_interval", "_every", "_dim", "_layers", "_heads")
+SETTING_SUFFIXES = (
+    "_steps",
+    "_epochs",
+    "_workers",
+    "_interval",
+    "_every",
+    "_dim",
+    "_layers",
+    "_heads",
+    "_updates",
+    "_iters",
+)
 
 
 @dataclass(slots=True)

@@ -56,7 +56,9 @@ PROSE_END = frozenset(
     {"of", "on", "to", "for", "from", "with", "by", "and", "or", "per", "over", "than", "into", "the", "a"}
     | {"at", "across", "among", "using"}
 )
-QUANTITY_WORDS = frozenset({"of", "per", "skipped", "nan", "total", "num", "number", "max", "remaining"})
+QUANTITY_WORDS = frozenset(
+    {"of", "per", "skipped", "nan", "total", "num", "number", "max", "remaining", "warmup", "decay"}
+)
 TIME_WORDS = frozenset({"in", "took", "after", "within"})
 STATE_VERBS = frozenset({"is", "was", "are", "were", "equals", "reached", "becomes", "now"})
 LEADING = frozenset({"with", "and", "the", "a", "an", "got", "has", "have", "had"})

@@ -234,6 +234,7 @@ class _Builder:
         self.category = ""  # "LOC: precision: 76.6%; recall: 71.2%": the heading of the names after it
         self.phrase = False  # the number before was part of a phrase ("over 64 molecules")
         self.paren_name = ""  # "Accuracy (Loss): 0.9 (1.3)": the name of the value in brackets
+        self.setting = False  # the value before was a setting (left out)
 
     def add(self, token: re.Match, gap: str, label: Label) -> int | None:
         """Add one number; the offset to read on from (``None``: the line is no metric line)."""
@@ -252,6 +253,9 @@ class _Builder:
         else:
             self.listed = ""
         phrase, self.phrase = self.phrase, False
+        if self.setting and gap.lstrip().startswith("("):  # a remark in brackets on a setting
+            close = self.body.find(")", token.end())
+            return len(self.body) if close < 0 else close + 1
         if label.head.lower() in SPLITS:  # "val: loss 0.6 acc 0.8": a split heading names what follows
             self.split = SPLIT_WORDS[label.head.lower()]
         elif label.head:
@@ -370,7 +374,9 @@ class _Builder:
             or not is_metric_name(label)  # "SLURM_PROCID: 0"
         ):
             self.last_name = ""
+            self.setting = True  # "Effective batch size: 512 (ratio: 10)": a remark on it follows
             return True
+        self.setting = False
         end = token.end("clock") if clock else token.end("v")
         self.slots.append(Slot(token.start(), end, "metric", name, scale, clock))
         self.last_name, self.last_label, self.last_unit = name, label, unit

@@ -38,7 +38,7 @@ PREFIX = re.compile(
     r"|(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL)(?:(?::[\w.]+)?:|(?=[\s\]|]))"
     r"|\[?rank\s?\d{1,5}\]?:?"
     r"|\(\w+ pid=\d+(?:, ip=[\d.]+)?\)"
-    r"|[IWEF]\d{4} [\d:.]+\s+\d+ [\w.]+:\d+\]"
+    r"|[IWEF]\d{4} [\d:.]+\s+\d+ [\w./-]+:\d+\]"
     r"|[IWEF] [\w./-]+:\d+\]"  # TensorFlow's C++ log after its time: "I external/xla/service.cc:163]"
     r"|\[?[\w.-]+\.py:\d+[^\]\s]*\]?"
     r"|[\w.]+(?= - (?:INFO|WARNING|DEBUG)\b)"
@@ -51,6 +51,7 @@ PREFIX = re.compile(
 RANK = re.compile(r"rank\s?(\d{1,5})")
 HEADER_FIELD = re.compile(r"[A-Za-z][\w.@/%()\[\]-]*")
 MAX_SHAPES = 8192  # shapes kept per log (its ranks share them)
+MAX_NAMED = 256  # readings kept per shape whose names hold digits
 MAX_LINE = 2048
 NO_DIGITS = b"0123456789"
 NOTHING = Reading(None, None)
@@ -101,14 +102,37 @@ def reading_of(text: str) -> tuple[int, Any, Reading]:
 
 
 class Shape:
-    """What is known of one line shape: the extractor's reading and, once needed, the generic plan."""
+    """What is known of one line shape: the extractor's reading and, once needed, the generic plan.
+    Where a name holds a digit (``top1``, ``layer 'lstm0'``) lines of one shape may name their values
+    otherwise (``top5``): their readings are kept per line, its numbers masked (``by_names``)."""
 
-    __slots__ = ("empty", "found", "plan")
+    __slots__ = ("by_names", "empty", "found", "plan")
 
     def __init__(self, found: tuple[int, Any, Reading]) -> None:
         self.found = found
         self.plan: generic.Plan | None = None
         self.empty = False  # neither parser can read anything from a line of this shape
+        slots, header = found[2].slots or (), found[1] or ()
+        named_digits = any(c.isdigit() for s in slots for c in s.name) or any(
+            c.isdigit() for label in header for c in label
+        )
+        self.by_names: dict[str, Shape] | None = {} if named_digits else None
+
+
+def shape_of(text: str, ctx: Context) -> Shape:
+    """The shape of a line, its reading worked out once (per line where its names hold digits)."""
+    key = text.encode().translate(DIGITS)
+    entry = ctx.shapes.get(key)
+    if entry is None:
+        entry = remember(ctx.shapes, key, Shape(reading_of(text)), MAX_SHAPES)
+    if entry.by_names is not None:
+        exact = TOKEN.sub("0", text)
+        own = entry.by_names.get(exact)
+        if own is None:
+            own = remember(entry.by_names, exact, Shape(reading_of(text)), MAX_NAMED)
+            own.by_names = None
+        return own
+    return entry
 
 
 class Series:
@@ -135,12 +159,7 @@ class Extractor:
         """(prefix length, header labels or None, reading) of a line: one lookup per known shape."""
         if len(text) > MAX_LINE or "NCCL" in text:
             return None
-        shapes = ctx.shapes
-        shape = text.encode().translate(DIGITS)
-        entry = shapes.get(shape)
-        if entry is None:
-            entry = remember(shapes, shape, Shape(reading_of(text)), MAX_SHAPES)
-        return entry.found
+        return shape_of(text, ctx).found
 
     def records(
         self, text: str, found: tuple[int, Any, Reading], ctx: Context, now: float
@@ -241,12 +260,8 @@ class Fallback:
             return None
         if len(text) > MAX_LINE:
             return generic.PARSER.parse(text, ctx, now)  # too long for the extractor
-        shapes = ctx.shapes
-        shape = text.encode().translate(DIGITS)  # one shape, one lookup for both parsers
-        entry = shapes.get(shape)
-        if entry is None:
-            entry = remember(shapes, shape, Shape(reading_of(text)), MAX_SHAPES)
-        elif entry.empty:
+        entry = shape_of(text, ctx)  # one shape, one lookup for both parsers
+        if entry.empty:
             return None
         found = entry.found
         reading = found[2]
@@ -299,7 +314,7 @@ def complete(text: str, ctx: Context, now: float, records: list[Record]) -> list
     first = next((r.fields for r in records if r.kind == "metric"), None)
     out = list(records)
     if first is None:
-        return series(text, ctx.shapes[text.encode().translate(DIGITS)], ctx, now) or records
+        return series(text, shape_of(text, ctx), ctx, now) or records
     scope = first.get("scope", "step")
     emit(out, missing, NAME, scope, ctx, now, first.get("epoch"), first.get("step"))
     return out
@@ -322,7 +337,7 @@ def series(text: str, entry: Shape, ctx: Context, now: float) -> list[Record] | 
     pairs = _pairs(body, reading)
     if not pairs:
         return None
-    key = body.encode().translate(None, NO_DIGITS)
+    key = tuple(name for name, _ in pairs)  # a series: the same names with other values
     state = ctx.series.get(key)
     if state is None:
         state = remember(ctx.series, key, Series(body), MAX_SHAPES)

@@ -67,6 +67,7 @@ SPLIT = re.compile(
 )
 SPLIT_PREFIX = {"train": "", "training": "", "test": "test_", "testing": "test_"}
 KNOWN_SPLITS = ("train", "val", "valid", "eval", "test")
+HEADER_BLOCK = 8  # the lines after an epoch's header that may hold its values ("Epoch 3" then "loss: 0.5")
 FILE_REF = re.compile(r"\.(?:py|pyx|cc|cpp|cxx|c|h|hpp|cu|so|rs|js|go|java|sh|yaml|json)$")
 
 
@@ -310,8 +311,13 @@ class GenericParser:
                 return None
             if ctx.header_epoch is not None and ctx.header_frame == ctx.frames - 1 and len(pairs) > 1:
                 return self._emit(pairs, "epoch", ctx.header_epoch, None, ctx, now, head, anchored=False)
-            if ctx.epoch is None or (len(spans) == 1 and text[: spans[0][1]].endswith("  ")):
-                return None  # an indented "  weight_decay: 0.05" is a line of a settings dump
+            near_header = ctx.header_frame >= ctx.frames - HEADER_BLOCK
+            if (
+                ctx.epoch is None
+                or not (ctx.trained or near_header)
+                or (len(spans) == 1 and text[: spans[0][1]].endswith("  "))
+            ):
+                return None  # before any value was read; an indented "  weight_decay: 0.05" is a setting
             return self._emit(pairs, "context", ctx.epoch, None, ctx, now, head, anchored=False)
         epoch = int(text[em[0] : em[1]]) if em is not None else None
         if epoch is not None:
