@@ -66,6 +66,7 @@ LEADING = frozenset({"with", "and", "the", "a", "an", "got", "has", "have", "had
 CUT = re.compile(r"\s*(?:\||\t|;|,|\s{2,}|\s-\s|=>|->|\]\s*|\)\s+|\}|\*+)\s*")
 PAIRS = {"(": ")", "[": "]", "{": "}"}
 CLOSES = {v: k for k, v in PAIRS.items()}
+FLAG = re.compile(r"--[\w-]+|-[A-Za-z]{1,2}")
 PUNCTUATION = re.compile(r"[^\w]+")
 WORD = re.compile(r"[(\[]?[^\W\d_][\w.@/%()\[\]'-]*|\d+[\w.@%-]*")
 PROSE_WORDS_MAX = 3  # a part of the text before a number with more words than this is a sentence
@@ -119,6 +120,9 @@ def label_of(gap: str) -> Label | None:
             return None
     last, head = _headed(_trim(pieces[-1]))
     words = [w.strip(":='\"") for w in last.split()]
+    if any(FLAG.fullmatch(w) for w in words):
+        return None  # "--nnodes 2", "#BSUB -n 20": a command line's settings
+    words = [w.lstrip("-") for w in words]  # "-Autoencoder Loss": a separator glued to the label
     words = [w for w in words if w and not PUNCTUATION.fullmatch(w)]
     while words and words[-1].lower() in STATE_VERBS:
         words.pop()

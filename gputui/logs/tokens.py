@@ -235,6 +235,7 @@ class _Builder:
         self.phrase = False  # the number before was part of a phrase ("over 64 molecules")
         self.paren_name = ""  # "Accuracy (Loss): 0.9 (1.3)": the name of the value in brackets
         self.setting = False  # the value before was a setting (left out)
+        self.pair_names: tuple[str, str] | None = None  # "Reconstruction/K-Means Loss": two names
 
     def add(self, token: re.Match, gap: str, label: Label) -> int | None:
         """Add one number; the offset to read on from (``None``: the line is no metric line)."""
@@ -247,9 +248,14 @@ class _Builder:
             if listed and counter_kind(label.text) is not None:  # "STEPS: [40, 70]": a schedule's settings
                 return len(self.body) if close < 0 else close + 1
             self.listed, self.listed_count = label.text, 0
+            self.pair_names = _pair_names(label.text)
+            if self.pair_names:
+                return token.end() if self._metric(token, self.pair_names[0]) else None
         elif not label.text and self.listed and gap.strip() == ",":
             self.listed_count += 1
             return token.end() if self._metric(token, f"{self.listed} {self.listed_count}") else None
+        elif not label.text and self.listed and gap.strip() == "/" and self.pair_names:
+            return token.end() if self._metric(token, self.pair_names[1]) else None  # "A/B Loss: [a / b]"
         else:
             self.listed = ""
         phrase, self.phrase = self.phrase, False
@@ -291,7 +297,11 @@ class _Builder:
             return token.end()
         self.pending = ""
         paired = PAIRED.fullmatch(label.text)
-        if paired is not None and split_label(label.text)[1] is None:  # "Accuracy (Loss): 0.9 (1.3)"
+        if (
+            paired is not None
+            and split_label(label.text)[1] is None
+            and PAREN_VALUE.match(self.body, token.end())
+        ):
             label = Label(paired.group(1), label.opened, label.kind, label.head)
             self.paren_name = paired.group(2)
         after = NAME_AFTER.match(self.body, token.end())
@@ -353,8 +363,13 @@ class _Builder:
             return token.end()
         if opened and closes and unit is not None and unit.lower() in TIME_UNITS:
             return token.end() if self._metric(token, "time") else None  # "(2996.7 ms)"
+        opener = gap.rstrip()[-1:]
+        raw = token.group("v") or ""
+        if opener == "[" and raw.isdigit() and POSITION_NEXT.match(body, token.end()):
+            self.slots.append(Slot(token.start(), token.end("v"), "epoch", "", 1.0, False))  # "[1, 0/2562]"
+            return token.end()
         if opened:
-            close = body.find(")", token.end())
+            close = body.find("]" if opener == "[" else ")", token.end())
             return close + 1 if close >= 0 else token.end()  # "(0.41 s / it)": a note in brackets
         return None
 
@@ -402,6 +417,20 @@ class _Builder:
         if not any(s.kind == "metric" for s in slots):
             return NOTHING
         return Reading(tuple(slots), None, any(s.kind == "step" for s in slots))
+
+
+PAREN_VALUE = re.compile(r"\s*\(\s*[-+]?[\d.]")  # "Accuracy (Loss): 0.9 (1.3)": the second value
+#: ``, 0/2562`` after a bare number in brackets: that number is the epoch, the position its step.
+POSITION_NEXT = re.compile(r",\s*\d+\s*/\s*\d+")
+PAIR_LABEL = re.compile(r"([A-Za-z][\w-]*)/([A-Za-z][\w-]*)((?:\s+[A-Za-z][\w-]*)*)$")
+
+
+def _pair_names(label: str) -> tuple[str, str] | None:
+    """``Reconstruction/K-Means Loss`` → (``Reconstruction Loss``, ``K-Means Loss``); None otherwise."""
+    m = PAIR_LABEL.search(label)
+    if m is None or not m.group(3):
+        return None
+    return f"{m.group(1)}{m.group(3)}", f"{m.group(2)}{m.group(3)}"
 
 
 def _head(label: str) -> str:

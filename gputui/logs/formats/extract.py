@@ -329,9 +329,10 @@ TRAINING_WORDS = re.compile(
 
 def series(text: str, entry: Shape, ctx: Context, now: float) -> list[Record] | None:
     """The last stage (``docs/log-formats.md``, *Series*): a line of named values without a counter is
-    read at the stream's latest step (or epoch) when its shape comes back with other numbers and the
-    log shows training (a counter seen on this stream, or a name that only training prints), or at once
-    when both hold; the first line's records wait until then."""
+    read at the stream's latest step (or epoch) when its names come back with other numbers and the
+    log shows training (a value read on this stream, or a name that only training prints), or at once
+    when both hold; the first line's records wait until then. A line of whole numbers without a unit
+    needs a training word (``Killing subprocess 8774``, ``nnodes: 2`` are no series)."""
     start, _, reading = entry.found
     body = text[start:] if start else text
     pairs = _pairs(body, reading)
@@ -346,6 +347,8 @@ def series(text: str, entry: Shape, ctx: Context, now: float) -> list[Record] | 
     state.count += 1
     trained = ctx.trained
     says_training = any(TRAINING_WORDS.search(name) for name, _ in pairs)
+    if not says_training and not _measured(body, reading):
+        return None  # whole numbers with no unit and no training word: ids, counts, settings
     if text.lstrip().startswith("wandb:"):  # W&B's run summary: the run's last values
         out: list[Record] = []
         emit(out, pairs, NAME, "summary", ctx, now)
@@ -382,6 +385,19 @@ def series(text: str, entry: Shape, ctx: Context, now: float) -> list[Record] | 
             generic.stamp(text[:start]) if start else None,
         )
     return out
+
+
+def _measured(body: str, reading: Reading) -> bool:
+    """A value of the line has a fraction, an exponent or a unit (a measurement, not an id or a count)."""
+    for slot in reading.slots or ():
+        if slot.kind != "metric":
+            continue
+        raw = body[slot.start : slot.end]
+        if slot.clock or slot.scale != 1.0 or not raw.lstrip("-+").replace(",", "").isdigit():
+            return True
+        if slot.name.endswith(("_s", "_pct", "_mib", "_gib", "_kib", "_mb", "_gb", "_kb")):
+            return True
+    return False
 
 
 def _pairs(body: str, reading: Reading) -> list[tuple[str, float]]:
