@@ -80,6 +80,12 @@ NOT_METRICS = frozenset(
         "cpus",
         "process",
         "processes",
+        "cuda",
+        "driver",
+        "exit_status",
+        "return_code",
+        "returncode",
+        "exit_code",
         "device_count",
         "thread",
     }

@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from gputui.logs.base import is_metric_name
 from gputui.logs.labels import SPLITS, STATE_VERBS, Label, counter_kind, head_of, label_of, named
-from gputui.logs.naming import COUNT_SCALE, SPLIT_WORDS, TIME_UNITS, line_split, split_label
+from gputui.logs.naming import COUNT_SCALE, SPLIT_WORDS, TIME_UNITS, full_name, line_split, split_label
 from gputui.stream.names import canonical_metric_name
 
 NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)"
@@ -125,6 +125,10 @@ def read_line(body: str) -> Reading:
         return NOTHING
     if body.rstrip().endswith((",", "(", "[", "{")) or "...." in body:
         return NOTHING  # a line of a literal (a config or a list printed), a setting with dot leaders
+    if "<" in body and "|" in body:
+        bar = BAR.search(body)
+        if bar is not None:
+            return _bar(body, bar)  # a progress bar: its postfix values at its position, nothing else
     tokens = [t for t in TOKEN.finditer(body) if t.group("date") is None]
     if not tokens:
         return NOTHING
@@ -431,6 +435,24 @@ def _pair_names(label: str) -> tuple[str, str] | None:
     if m is None or not m.group(3):
         return None
     return f"{m.group(1)}{m.group(3)}", f"{m.group(2)}{m.group(3)}"
+
+
+#: A progress bar's frame (tqdm and its copies): ``desc: 45%|███ | 45/100 [00:02<00:03, 3.2it/s, loss=0.5]``.
+BAR = re.compile(r"\|\s*(\d+)/([\d?]+)\s*\[[^\]]*<[^\]]*\]\s*$")
+POSTFIX = re.compile(r"(?<![\w.])([A-Za-z][\w./@-]*)=\s*(" + NUMBER + r")(?![\w.])")
+
+
+def _bar(body: str, bar: re.Match) -> Reading:
+    """A bar's ``name=value`` postfix as values at the bar's position (its counters, percent, times and
+    rate are the bar's own: no values)."""
+    inside = body[bar.start() : bar.end()]
+    slots = [Slot(bar.start(1), bar.end(1), "step", "", 1.0, False)]
+    for m in POSTFIX.finditer(inside):
+        name, scale = full_name(m.group(1), None, None)
+        if name and is_metric_name(name) and counter_kind(m.group(1)) is None:
+            start = bar.start() + m.start(2)
+            slots.append(Slot(start, start + len(m.group(2)), "metric", name, scale, False))
+    return Reading(tuple(slots), None, True) if len(slots) > 1 else NOTHING
 
 
 def _head(label: str) -> str:

@@ -49,6 +49,7 @@ PREFIX = re.compile(
     r"))+\s*"
 )
 RANK = re.compile(r"rank\s?(\d{1,5})")
+WARNING = re.compile(r"WARN|ERROR|CRITICAL|FATAL|(?:^|\s)[WEF]\d{4} ")
 HEADER_FIELD = re.compile(r"[A-Za-z][\w.@/%()\[\]-]*")
 MAX_SHAPES = 8192  # shapes kept per log (its ranks share them)
 MAX_NAMED = 256  # readings kept per shape whose names hold digits
@@ -95,6 +96,8 @@ def reading_of(text: str) -> tuple[int, Any, Reading]:
     """(prefix length, header labels or None, reading) of a line; it depends only on the line's shape."""
     pm = PREFIX.match(text)
     start = pm.end() if pm is not None else 0
+    if start and WARNING.search(text, 0, start):
+        return start, None, Reading(None, None)  # a warning's numbers are no metrics
     body = text[start:]
     header = _header(body) if TOKEN.search(body) is None else None
     reading = read_line(body) if header is None else Reading(None, None)
@@ -313,7 +316,9 @@ def complete(text: str, ctx: Context, now: float, records: list[Record]) -> list
         return records
     first = next((r.fields for r in records if r.kind == "metric"), None)
     out = list(records)
-    if first is None:
+    if first is None:  # the family knows the line and read nothing: the extractor's own reading
+        if reading.anchored:
+            return PARSER.records(text, found, ctx, now) or records
         return series(text, shape_of(text, ctx), ctx, now) or records
     scope = first.get("scope", "step")
     emit(out, missing, NAME, scope, ctx, now, first.get("epoch"), first.get("step"))

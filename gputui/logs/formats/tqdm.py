@@ -61,7 +61,7 @@ class TqdmParser:
             seen = ctx.bar_desc = (desc, epoch_named, desc.strip().startswith("Epoch "), desc.rstrip())
         epoch = seen[1]
         if epoch is None:
-            return []
+            return self._postfix(m, seen, n, ctx, now)
         if seen[2]:
             ctx.epoch_base = 0
         ctx.epoch = epoch
@@ -86,6 +86,28 @@ class TqdmParser:
                 extra = {"steps": total}
                 emit(out, (("epoch_time_s", elapsed),), source, "epoch", ctx, now, epoch, n, None, extra)
         elif out:
+            ctx.bar_clock = clock
+        return out
+
+
+    def _postfix(self, m: re.Match, seen: tuple, n: int, ctx: Context, now: float) -> list[Record]:
+        """A bar that names no epoch (``Training progress: 10/30000 [..., Loss=0.249]``): its postfix
+        values at its position, one per printed second as for epoch bars."""
+        rest = m.group("rest") or ""
+        if "=" not in rest:
+            return []
+        clock = (seen[3], m.group("elapsed"))
+        if clock == ctx.bar_clock:
+            return []
+        pairs = []
+        for pm in POSTFIX.finditer(rest):
+            key = pm.group(1).strip()
+            value = to_float(pm.group(2))
+            if value is not None and is_metric_name(key):
+                pairs.append((key, value))
+        out: list[Record] = []
+        emit(out, pairs, NAME, "step", ctx, now, None, n)
+        if out:
             ctx.bar_clock = clock
         return out
 
