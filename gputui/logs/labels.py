@@ -158,8 +158,9 @@ def _headed(last: str) -> tuple[str, str]:
     if not colon or not head.strip() or not tail.strip():
         return last, ""
     head_words = head.split()
-    if head_words[0].lower() in SPLITS:  # "Test set: Average loss", "val: loss": a split heading
-        return f"{head_words[0]} {tail}", head_words[0]
+    splits = [w for w in head_words if w.lower() in SPLITS]
+    if splits:  # "Test set: Average loss", "val: loss", "Evaluating train: L1": a split heading
+        return f"{splits[-1]} {tail}", splits[-1]
     if tail.split()[-1].lower() in SPLITS:  # "Loss: train" (0.5, val: 0.6)
         return f"{head} {tail}", ""
     if (

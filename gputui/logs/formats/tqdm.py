@@ -97,7 +97,7 @@ class TqdmParser:
         if "=" not in rest:
             return []
         clock = (seen[3], m.group("elapsed"))
-        if clock == ctx.bar_clock:
+        if clock == ctx.bar_clock and n != int(m.group("total")):  # its last frame always
             return []
         pairs = []
         for pm in POSTFIX.finditer(rest):
