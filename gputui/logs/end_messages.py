@@ -121,7 +121,7 @@ END_MESSAGES: tuple[EndMessage, ...] = (
         "INFO:tensorflow:Loss for final step: 0.6461505.",
         r"\bLoss for final step: ",
         "Estimator.train() reached its steps",
-        anywhere=False,
+        b"Loss for final step: ",
     ),
     EndMessage(
         "DeepSpeed launcher",
@@ -157,7 +157,9 @@ END_MESSAGES: tuple[EndMessage, ...] = (
         r"\b(?:training|fine-?tuning|finetuning|pre-?training|optimi[sz]ation|the run|experiment)"
         r"(?:\s+(?:is|has|was|successfully|fully|now))*\s+(?:done|complete|completed|finished|over|ended)\b"
         r"|\b(?:finished|completed|done) (?:training|solving|optimi[sz]ing|fine-?tuning)\b"
-        r"|\boptimi[sz]ation complete\b",
+        r"|\boptimi[sz]ation complete\b"
+        r"|\b(?:export|evaluation|inference|prediction|testing)\s+(?:is\s+)?(?:complete|completed|finished|done)\b"
+        r"|^\s*Successfully completed\.\s*$",
         "`Training done`, `Finished training.`, `Pretraining completed successfully!`, `Optimization "
         "Finished!`, `done solving` (Caffe), `OPTIMIZATION COMPLETE`",
         anywhere=False,

@@ -99,6 +99,10 @@ _KEYS = (
     "non-zero exit status",
     "tart inference",
     "tarting inference",
+    "Aborted",
+    "eyboard interrupt",
+    "Early Stop",
+    "not improving",
 )
 MAX_TRACEBACK_FRAMES = 400
 _KEY_RE = re.compile("|".join(re.escape(k) for k in _KEYS))
@@ -128,6 +132,10 @@ _GATE = tuple(
         rb"xited with",
         rb"non-zero exit status",
         rb"tart(?:ing)? inference",
+        rb"Aborted",
+        rb"eyboard [Ii]nterrupt",
+        rb"Early Stop",
+        rb"not improving",
     )
 )
 MAX_EARLIER_RUNS = 20
@@ -409,8 +417,9 @@ class OutcomeTracker:
         failures = [s for s in self.signals if s["signal"] in FAILURES]
         if failures:
             root = failures[0]
-            if root["signal"] == "crashed_traceback":  # the traceback of an interrupt or a termination
-                root = next((s for s in failures if s["signal"] in ("interrupted", "cancelled")), root)
+            if root["signal"] == "crashed_traceback":  # the traceback of an interrupt, a kill, an OOM
+                causes = ("interrupted", "cancelled", "time_limit", "oom")
+                root = next((s for s in failures if s["signal"] in causes), root)
             if root.get("reason") == KILLED_REASON:  # the Slurm line after the shell's names the killer
                 root = next((s for s in failures if s["signal"] == "oom"), root)
             secondary = [s["signal"] for s in failures if s["signal"] not in (root["signal"], "crashed")]

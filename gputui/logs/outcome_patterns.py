@@ -18,7 +18,9 @@ NCCL = re.compile(
     r"NCCL error|RCCL error|nccl(?:Internal|System|UnhandledCuda|Remote)Error|Watchdog caught collective|"
     r"ProcessGroupNCCL.*(?:[Tt]imeout|[Ee]rror|abort)|NCCL communicator was aborted|NCCL WARN.*(?:error|fail)"
 )
-INTERRUPT = re.compile(r"KeyboardInterrupt|received SIGINT|SIGINT received")
+INTERRUPT = re.compile(
+    r"KeyboardInterrupt|received SIGINT|SIGINT received|[Kk]eyboard [Ii]nterrupt(?:ion)?\b"
+)
 #: Terminated from outside (scancel without Slurm's banner, a preemption, torchrun passing SIGTERM on).
 TERMINATED = re.compile(
     r"got signal: 15\b|Received 15 death signal|received SIGTERM|SIGTERM received|Caught SIGTERM"
@@ -27,7 +29,8 @@ TERMINATED = re.compile(
 CRASH = re.compile(
     r"Memory access fault by GPU|an illegal memory access was encountered|device-side assert triggered|"
     r"hipErrorIllegalAddress|Segmentation fault|SIGSEGV|core dumped|"
-    r"\bexited with (?:exit )?(?:code|status) -?[1-9]\d*|\breturned non-zero exit status"
+    r"\b[Ee]xited with (?:exit )?(?:code|status) -?[1-9]\d*|\breturned non-zero exit status"
+    r"|^\s*Aborted(?: \(core dumped\))?\s*$"
 )
 #: A task killed by SIGKILL: the shell's ``Killed`` (alone, or bash's ``line 12: 4242 Killed  python t.py``)
 #: and srun's ``task 0: Killed``. The kernel's or the cgroup's OOM killer is the usual sender.
@@ -35,7 +38,8 @@ KILLED = re.compile(r"^\s*Killed\s*$|\b\d+ Killed\s+\S|\btasks? [\d,-]+: Killed\
 KILLED_REASON = "killed by SIGKILL: the OOM killer is likely (host memory: check the job's memory use)"
 EARLY = re.compile(
     r"Epoch \d+: early stopping|Signaling Trainer to stop|\bEarly stopping\b|early stopping at epoch"
-    r"|\b[Ee]arly[ _]?[Ss]topping (?:triggered|at)\b|\bStopping early\b"
+    r"|\b[Ee]arly[ _]?[Ss]topping (?:triggered|at)\b|\bStopping early\b|\bEarly Stop!"
+    r"|not improving\b.*[Ss]top"
 )
 #: ``EarlyStopping counter: 9 out of 8``: the patience ran out when the count reaches its bound.
 PATIENCE = re.compile(r"EarlyStopping counter: (\d+) out of (\d+)")

@@ -336,8 +336,11 @@ class LogParser:
                     for record in records:
                         if record.kind == "metric" and "job" not in record.fields:
                             record.fields["job"] = self.job
-                tracker.saw_training = True
-                tracker.record_line = line
+                last_fields = records[-1].fields
+                if last_fields.get("scope") != "summary" or last_fields.get("source") != "extract":
+                    # (W&B's run summary, printed however the run ended, is no training output)
+                    tracker.saw_training = True
+                    tracker.record_line = line
                 ctx.trained = True
                 out += records
                 if "/" in text or ctx.extra:

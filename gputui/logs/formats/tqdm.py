@@ -89,7 +89,6 @@ class TqdmParser:
             ctx.bar_clock = clock
         return out
 
-
     def _postfix(self, m: re.Match, seen: tuple, n: int, ctx: Context, now: float) -> list[Record]:
         """A bar that names no epoch (``Training progress: 10/30000 [..., Loss=0.249]``): its postfix
         values at its position, one per printed second as for epoch bars."""
