@@ -30,6 +30,7 @@ from gputui.logs.formats import (
     gputui_records,
     hf,
     keras,
+    kvtable,
     megatron_straggler,
     mmengine,
     pytorch,
@@ -52,6 +53,7 @@ from gputui.stream.records import Record
 FAMILIES: dict[str, tuple[LineParser, ...]] = {
     "gputui": (gputui_records.PARSER,),
     "megatron_straggler": (megatron_straggler.PARSER,),
+    "kvtable": (kvtable.PARSER,),
     "ultralytics": (ultralytics.PARSER,),
     "fairseq": (fairseq.PARSER,),
     "timm": (timm.PARSER,),
