@@ -13,6 +13,19 @@ from dataclasses import dataclass, field
 
 from corpus import HERE, entries, load, log_bytes, logs_dir
 
+OUTCOMES = (
+    "completed",
+    "early_stopped",
+    "cancelled",
+    "time_limit",
+    "oom",
+    "nccl_error",
+    "crashed",
+    "crashed_traceback",
+    "interrupted",
+    "truncated",
+    "unknown",
+)
 NON_ALNUM = re.compile(r"[^a-z0-9]+")
 TIME = {"us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0, "secs": 1.0, "min": 60.0, "h": 3600.0}
 COUNT = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9}

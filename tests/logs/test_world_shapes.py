@@ -1,0 +1,168 @@
+"""The shapes of the world's logs (issue 30): every printed value under the name the log gives it.
+
+Each case is a class of line met in the corpus of real logs (``corpus/``), written here in its own words
+so that the rule, not one file, is what the test holds."""
+
+from __future__ import annotations
+
+import pytest
+
+from gputui.logs import parse_bytes
+
+
+def values(text: str) -> list[tuple[str, float, int | None, int | None]]:
+    """(name, value, step, epoch) of every metric record of a log given as text."""
+    out = []
+    for r in parse_bytes(text.encode()):
+        if r.kind == "metric":
+            out.append((r.get("name"), float(f"{r.get('value'):.9g}"), r.get("step"), r.get("epoch")))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        # a counter padded to its width; "lr 8e-07" without a colon; a time with its unit
+        (
+            "step     0 | loss: 10.894550 | lr 8.3916e-07 | norm: 0.2403 | dt: 30000.00ms "
+            "| tok/sec: 17476.27",
+            [
+                ("loss", 10.89455, 0),
+                ("learning_rate", 8.3916e-07, 0),
+                ("norm", 0.2403, 0),
+                ("dt_s", 30.0, 0),
+                ("tokens_per_s", 17476.27, 0),
+            ],
+        ),
+        # several words before a value; a noun two split words share; a split heading
+        ("step 100: train loss 3.4633, val loss 3.4987", [("loss", 3.4633, 100), ("val_loss", 3.4987, 100)]),
+        ("Epoch 3 | loss train: 0.5, val: 0.6", [("loss", 0.5, None), ("val_loss", 0.6, None)]),
+        (
+            "epoch 3 train: loss 0.5 acc 0.9 | val: loss 0.6 acc 0.8",
+            [
+                ("loss", 0.5, None),
+                ("accuracy", 0.9, None),
+                ("val_loss", 0.6, None),
+                ("val_accuracy", 0.8, None),
+            ],
+        ),
+        # thousands separators, signs; a count named after it; a counter after its number
+        ("Epoch 1, tokens: 10,690,944, loss: -0.5", [("tokens", 10690944.0, None), ("loss", -0.5, None)]),
+        (
+            "step   47700 | loss 1.4684 | 113.4k tok/s | mfu 114.07%",
+            [("loss", 1.4684, 47700), ("tokens_per_s", 113400.0, 47700), ("mfu_pct", 114.07, 47700)],
+        ),
+        (
+            "[Rank 0] (after 1 iterations) memory (MB) | allocated: 3993.4 | max allocated: 11493.6",
+            [("allocated", 3993.4, 1), ("max_allocated", 11493.6, 1)],
+        ),
+        # the words of a phrase name the value after it
+        ("Score at iteration 0 is 1.6235", [("score", 1.6235, 0)]),
+        # a list after one name; two names for two values
+        (
+            "[Rank 0] step=10, skipped=4, lr=[5.79e-07, 5.8e-07], mom=[(0.9, 0.95)]",
+            [("skipped", 4.0, 10), ("learning_rate", 5.79e-07, 10), ("lr_1", 5.8e-07, 10)],
+        ),
+        (
+            "[1,     0/ 2562] - Reconstruction/K-Means Loss: [2.005 / 230.014] - [wd: 5.00e-02] (2996.7 ms)",
+            [
+                ("reconstruction_loss", 2.005, 0),
+                ("k-means_loss", 230.014, 0),
+                ("wd", 0.05, 0),
+                ("time_s", 2.9967, 0),
+            ],
+        ),
+        # a dictionary in a line: a loss dictionary's keys are losses
+        (
+            "Epoch:   0 [       1/100], loss: {'classification': 8.5994, 'total_loss': 19.99}, "
+            "LR: [1e-06, 1e-06]",
+            [
+                ("classification_loss", 8.5994, 1),
+                ("total_loss", 19.99, 1),
+                ("learning_rate", 1e-06, 1),
+                ("lr_1", 1e-06, 1),
+            ],
+        ),
+        # a section heading (an entity's name) heads the names after it
+        (
+            "epoch 2 LOC: precision:  76.63%; recall:  71.25%; FB1:  73.84",
+            [("loc_precision_pct", 76.63, None), ("loc_recall_pct", 71.25, None), ("loc_fb1", 73.84, None)],
+        ),
+        # energy and power units
+        (
+            "step 20 Energy=31.67 Wh (114005.4 J), Avg Power=624.7 W",
+            [("energy_wh", 31.67, 20), ("energy_j", 114005.4, 20), ("avg_power_w", 624.7, 20)],
+        ),
+        # a bar that names no epoch: its postfix values at its position, not its counters
+        (
+            "Training progress:  10%|█    | 3000/30000 [00:30<04:30, 98.1it/s, Loss=0.1230]",
+            [("loss", 0.123, 3000)],
+        ),
+    ],
+)
+def test_a_line_gives_every_value_it_prints(line: str, expected: list) -> None:
+    assert [(n, v, s) for n, v, s, _ in values(line + "\n")] == expected
+
+
+def test_a_line_without_a_counter_is_read_once_its_names_come_back_in_a_training_log() -> None:
+    log = "validation loss: 10.95\n" + "".join(
+        f"step {s} | loss: {10 - s / 100:.4f}\n" + (f"validation loss: {9 - s / 100:.2f}\n" if s % 2 else "")
+        for s in range(1, 6)
+    )
+    got = [(n, v, s) for n, v, s, _ in values(log) if n == "val_loss"]
+    assert got[0] == ("val_loss", 10.95, None)  # the first line waited for its series, then came
+    assert [s for _, _, s in got[1:]] == [1, 3, 5]  # each at the latest step
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        # settings and printouts of any kind, even repeated with other numbers
+        "".join(f"Effective batch size: {2**i} (ratio: {i})\n" for i in range(5)),
+        "".join(f"[INFO] Killing subprocess {8774 + i}\n" for i in range(5)),
+        "".join(f"  layer rec 'lstm{i}_bw' #: {1024 * i}\n" for i in range(5)),
+        "".join(f"adam_beta{i} ...................................... 0.{i}\n" for i in range(5)),
+        "    train_cfg=dict(\n        pos_iou_thr=0.7,\n        neg_iou_thr=0.3,\n    ),\n",
+        "".join(
+            f"h shape: torch.Size([8, {i}, 4, 4]), hs[-1] shape: torch.Size([8, 256, 4, 4])\n"
+            for i in range(5)
+        ),
+        "".join(f"deepspeed --nnodes {i} --num_local_procs {i} train.py\n" for i in range(5)),
+        "".join(
+            f"W1220 14:03:{i:02d}.712000 140061 torch/_inductor/select.py:1452] took 0.{i}s\n"
+            for i in range(5)
+        ),
+        "".join(
+            f"Loading safetensors checkpoint shards: {50 * i}% Completed | {i}/2 [00:0{i}<00:01]\n"
+            for i in range(3)
+        ),
+    ],
+)
+def test_nothing_is_invented_from_lines_that_measure_nothing(log: str) -> None:
+    assert values(log) == []
+
+
+def test_names_with_digits_are_read_per_line() -> None:
+    got = values("epoch 1 layer1 loss: 0.5\nepoch 1 layer2 loss: 0.9\n")
+    assert [(n, v) for n, v, _, _ in got] == [("layer1_loss", 0.5), ("layer2_loss", 0.9)]
+
+
+def test_a_table_of_names_and_values_is_read_at_its_own_counter() -> None:
+    rows = ("rollout/", ""), ("   ep_len_mean", "155"), ("   ep_rew_mean", "-66.3"), ("time/", "")
+    rows += ("   fps", "2114"), ("   total_timesteps", "2048")
+    rule = "-" * 33 + "\n"
+    table = rule + "".join(f"| {name:<18} | {value:<8} |\n" for name, value in rows) + rule
+    assert values(table) == [
+        ("rollout/ep_len_mean", 155.0, 2048, None),
+        ("rollout/ep_rew_mean", -66.3, 2048, None),
+        ("time/fps", 2114.0, 2048, None),
+    ]
+
+
+def test_w_and_b_run_summary_is_the_runs_summary() -> None:
+    log = "step 1 loss 2.0\nwandb: Run summary:\nwandb:    eval_top5 91.136\nwandb:    eval_top1 72.19\n"
+    records = [r for r in parse_bytes(log.encode()) if r.kind == "metric" and r.get("name") != "loss"]
+    assert {(r.get("name"), r.get("scope")) for r in records} == {
+        ("val_top5", "summary"),
+        ("val_accuracy", "summary"),
+    }
