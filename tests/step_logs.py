@@ -62,3 +62,35 @@ def megatron(path: Path, last: int = 300, planned: int = 500) -> Path:
         )
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
+
+
+def build_nanogpt(path: Path, steps: int = 6000, every: int = 250) -> Path:
+    """Karpathy's build-nanogpt: ``step N | loss: X | lr … | norm: … | dt: Tms | tok/sec: R`` for steps
+    0..steps-1, a validation and a HellaSwag line every ``every`` steps; the step after one of them is an
+    evaluation step (dt 20 s, the rest 450 ms + step mod 7 ms), tok/sec = 524,288 / dt. Its own figures:
+    :func:`build_nanogpt_truth`."""
+    lines = ["using device: cuda", "total desired batch size: 524288", "max_steps = 6000"]
+    for step in range(steps):
+        if step % every == 0:
+            lines.append(f"validation loss: {10 - step / 1000:.4f}")
+            lines.append(f"HellaSwag accuracy: {2400 + step // 10}/10042={(2400 + step // 10) / 10042:.4f}")
+        dt = 20000.0 if step % every == 0 else 450.0 + step % 7
+        lines.append(
+            f"step {step:5d} | loss: {11 - step / 1000:.6f} | lr 6.0000e-04 | norm: 0.3120 | dt: {dt:.2f}ms"
+            f" | tok/sec: {524288 / (dt / 1000):.2f}"
+        )
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def build_nanogpt_truth(steps: int = 6000, every: int = 250) -> dict[str, float]:
+    """What the log of :func:`build_nanogpt` says, from its own printed values: the mean step time (the
+    first step left out), the elapsed time (every printed step time), tokens over seconds."""
+    dts = [(20000.0 if s % every == 0 else 450.0 + s % 7) / 1000 for s in range(steps)]
+    printed = [round(d * 1000, 2) / 1000 for d in dts]
+    rates = [round(524288 / d, 2) for d in dts]
+    return {
+        "step_time_s": sum(printed[1:]) / (steps - 1),
+        "elapsed_s": sum(printed),
+        "tokens_per_s": sum(r * d for r, d in zip(rates, printed, strict=True)) / sum(printed),
+    }

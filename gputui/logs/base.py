@@ -116,6 +116,7 @@ class Context:
     epoch: int | None = None  # the most recent epoch a line named
     step: int | None = None  # the most recent step a line named (the extractor's lines)
     trained: bool = False  # a metric was read on this stream (a training run prints them)
+    series_lines: int = 0  # lines the series stage looked at (catch-up: such a line is never inert)
     epoch_base: int | None = None
     keras_epoch: int | None = None  # a Keras ``Epoch N/M`` header waiting for its final frame
     keras_epochs: int | None = None

@@ -130,6 +130,7 @@ def _state(ctx: Context) -> tuple:
         ctx.bar_clock,
         ctx.bar_desc,
         ctx.table,
+        ctx.series_lines,
         tuple(ctx.extra.items()),
     )
 

@@ -343,6 +343,7 @@ def series(text: str, entry: Shape, ctx: Context, now: float) -> list[Record] | 
     pairs = _pairs(body, reading)
     if not pairs:
         return None
+    ctx.series_lines += 1
     key = tuple(name for name, _ in pairs)  # a series: the same names with other values
     state = ctx.series.get(key)
     if state is None:
