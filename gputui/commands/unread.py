@@ -1,7 +1,8 @@
 """What ``gputui parse`` says about the lines it did not read (:mod:`gputui.logs.unread`).
 
 After the tables, one line per log that has metric-looking lines no parser read; ``--unread`` lists each
-shape of them with its count and an example line, and a draft ``--pattern`` to start teaching from.
+shape of them with its count, an example line, the rule by which it was not read, and a draft
+``--pattern`` to start teaching from.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import shlex
 from typing import IO
 
+from gputui.logs.formats.extract import why_unread
 from gputui.logs.formats.taught import draft
 from gputui.logs.unread import Unread, unread_line
 from gputui.textsafe import printable
@@ -39,6 +41,7 @@ def listing(path: str, unread: Unread, out: IO[str]) -> None:
             shape.example if len(shape.example) <= EXAMPLE_CHARS else shape.example[:EXAMPLE_CHARS] + "…"
         )
         print(printable(f"{shape.count:>10,}  {example}"), file=out)
+        print(printable(f"{'':>10}  not read: {why_unread(shape.example)}"), file=out)
         print(printable(f"{'':>10}  draft: --pattern {shlex.quote(draft(shape.example))}"), file=out)
     if unread.untracked:
         print(f"(and {unread.untracked:,} lines of shapes past the first {len(unread.shapes)})", file=out)

@@ -87,6 +87,7 @@ class Reading(NamedTuple):
     slots: tuple[Slot, ...] | None
     row: tuple[tuple[int, int, str | None], ...] | None  # (start, end, unit) per cell of a table row
     steps: bool = False  # a pairs line with a step counter
+    why: str = ""  # no metric line: the documented rule that says so (``gputui parse --unread``)
 
     @property
     def anchored(self) -> bool:
@@ -95,6 +96,20 @@ class Reading(NamedTuple):
 
 
 NOTHING = Reading(None, None)
+#: The rules that make a line no metric line, as ``gputui parse --unread`` says them.
+PRINTOUT = "a printout (a module, a tensor's shape, settings)"
+LITERAL = "a line of a printed literal or a settings dump"
+NO_NUMBER = "no number"
+UNNAMED_LIST = "a list of values without as many names"
+SENTENCE = "words that name no value (a sentence, a command line's flags)"
+UNNAMED = "a number no word names"
+PROSE = "words go on after its numbers (prose)"
+COUNTERS = "two counters of one kind"
+NO_VALUE = "no value beside its counters"
+
+
+def no(why: str) -> Reading:
+    return Reading(None, None, False, why)
 
 
 def _cell(token: re.Match) -> tuple[int, int, str | None]:
@@ -122,16 +137,16 @@ def _named_lists(body: str) -> tuple[dict[int, str], list[tuple[int, int]]]:
 def read_line(body: str) -> Reading:
     """The slots of one line (its text without the log prefix)."""
     if MODULE_PRINTOUT.search(body) or len(SETTING.findall(body)) >= 3:
-        return NOTHING
+        return no(PRINTOUT)
     if body.rstrip().endswith((",", "(", "[", "{")) or "...." in body:
-        return NOTHING  # a line of a literal (a config or a list printed), a setting with dot leaders
+        return no(LITERAL)  # a line of a literal (a config or a list printed), a setting with dot leaders
     if "<" in body and "|" in body:
         bar = BAR.search(body)
         if bar is not None:
             return _bar(body, bar)  # a progress bar: its postfix values at its position, nothing else
     tokens = [t for t in TOKEN.finditer(body) if t.group("date") is None]
     if not tokens:
-        return NOTHING
+        return no(NO_NUMBER)
     gaps = [body[a.end() : b.start()] for a, b in pairwise(tokens)]
     bare_ends = not body[: tokens[0].start()].strip() and not body[tokens[-1].end() :].strip()
     if len(tokens) > 1 and bare_ends and all(not SEPARATOR.sub("", gap).strip() for gap in gaps):
@@ -150,16 +165,16 @@ def read_line(body: str) -> Reading:
         if token.start() in named_at:
             label: Label | None = Label(named_at[token.start()], False)
         elif any(a <= token.start() < b for a, b in lists):
-            return NOTHING  # a list of values without as many names
+            return no(UNNAMED_LIST)
         elif nesting is not None and nesting.enter(gap):
             label = nesting.label(gap)
         else:
             label = label_of(gap)
         if label is None:
-            return NOTHING
+            return no(SENTENCE)
         skip_to = builder.add(token, gap, label)
         if skip_to is None:
-            return NOTHING
+            return no(UNNAMED)
         previous = max(previous, skip_to)
     return builder.finish(body[previous:])
 
@@ -407,7 +422,7 @@ class _Builder:
         anchored = any(s.kind in ("epoch", "step") for s in slots)
         words_go_on = rest and RATE.fullmatch(rest) is None and TAIL.fullmatch(rest) is None
         if words_go_on and (not anchored or any(c.isdigit() or c in ":=" for c in rest)):
-            return NOTHING  # the line goes on in words: prose (a counted line may end in a remark)
+            return no(PROSE)  # (a counted line may end in a remark)
         if len(self.bare) == 2 and not any(s.kind == "epoch" for s in slots):
             slots[self.bare[0]] = slots[self.bare[0]]._replace(kind="epoch")
         epoch_line = any(s.kind == "epoch" for s in slots) and not any(s.kind == "step" for s in slots)
@@ -417,9 +432,9 @@ class _Builder:
             elif epoch_line and slot.name in EPOCH_TIMES:  # "Epoch 3 ... Time Taken: 214 sec": its time
                 slots[i] = slot._replace(name="epoch_time_s")
         if sum(s.kind == "step" for s in slots) > 1 or sum(s.kind == "epoch" for s in slots) > 1:
-            return NOTHING
+            return no(COUNTERS)
         if not any(s.kind == "metric" for s in slots):
-            return NOTHING
+            return no(NO_VALUE)
         return Reading(tuple(slots), None, any(s.kind == "step" for s in slots))
 
 
@@ -452,7 +467,7 @@ def _bar(body: str, bar: re.Match) -> Reading:
         if name and is_metric_name(name) and counter_kind(m.group(1)) is None:
             start = bar.start() + m.start(2)
             slots.append(Slot(start, start + len(m.group(2)), "metric", name, scale, False))
-    return Reading(tuple(slots), None, True) if len(slots) > 1 else NOTHING
+    return Reading(tuple(slots), None, True) if len(slots) > 1 else no("a progress bar's own counters")
 
 
 def _head(label: str) -> str:

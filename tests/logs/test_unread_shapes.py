@@ -97,3 +97,22 @@ def test_most_real_logs_claim_no_miss() -> None:
             claimed.append(path.name)
     assert len(claimed) <= 7, claimed
     assert "keras1_cifar10_samples_bs.log" not in claimed and "cesga_fsdp_mnist_2rank.log" not in claimed
+
+
+@pytest.mark.parametrize(
+    ("line", "why"),
+    [
+        ("[120] => 0.52 @ 310ms", "a number no word names"),
+        (
+            "adam_beta1 ...................................... 0.9",
+            "a line of a printed literal or a settings dump",
+        ),
+        ("h shape: torch.Size([8, 256, 4, 4])", "a printout (a module, a tensor's shape, settings)"),
+        ("Saved 12 files to 3 folders in the run directory now", "words go on after its numbers (prose)"),
+        ("WARNING: loss scale reduced to 1024.5", "a warning's numbers"),
+    ],
+)
+def test_unread_lines_say_the_rule_they_fall_under(line: str, why: str) -> None:
+    from gputui.logs.formats.extract import why_unread
+
+    assert why_unread(line) == why

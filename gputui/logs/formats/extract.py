@@ -97,7 +97,7 @@ def reading_of(text: str) -> tuple[int, Any, Reading]:
     pm = PREFIX.match(text)
     start = pm.end() if pm is not None else 0
     if start and WARNING.search(text, 0, start):
-        return start, None, Reading(None, None)  # a warning's numbers are no metrics
+        return start, None, Reading(None, None, False, "a warning's numbers")
     body = text[start:]
     header = _header(body) if TOKEN.search(body) is None else None
     reading = read_line(body) if header is None else Reading(None, None)
@@ -291,6 +291,21 @@ class Fallback:
 
 
 FALLBACK = Fallback()
+
+
+def why_unread(text: str) -> str:
+    """Why the extractor reads no value from a line (the rule; ``gputui parse --unread``)."""
+    _, header, reading = reading_of(text)
+    if header is not None:
+        return "a table's header"
+    if reading.slots is None:
+        return reading.why or "no value"
+    if not reading.anchored:
+        return (
+            "named values without a step or epoch: read once their names come back with other numbers in a "
+            "log that shows training (whole numbers without a unit need a training word)"
+        )
+    return "read by a format of its own family"
 
 
 def complete(text: str, ctx: Context, now: float, records: list[Record]) -> list[Record]:
