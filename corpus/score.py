@@ -218,6 +218,9 @@ def cmd_score(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"total": total(scores), "by_family": by_family(scores)}, indent=1))
         return 0
+    if args.markdown:
+        print(markdown(scores))
+        return 0
     for s in scores:
         mark = "" if s.outcome_right else f"  outcome {s.outcome_got} != {s.outcome_expected}"
         hidden = s.split == "heldout" and not args.show_heldout
@@ -230,6 +233,19 @@ def cmd_score(args: argparse.Namespace) -> int:
                 print(f"    miss {miss}")
     print(json.dumps(total(scores)))
     return 0
+
+
+def markdown(scores: list[LogScore]) -> str:
+    """The figures by family as a Markdown table (``docs/log-formats.md``, *The corpus*)."""
+    rows = ["| family | logs | values | by name | with position | outcomes |", "|---|---|---|---|---|---|"]
+    for family, t in by_family(scores).items():
+        by_name = "-" if t["recall_by_name_pct"] is None else f"{t['recall_by_name_pct']:.1f} %"
+        position = "-" if t["with_position_pct"] is None else f"{t['with_position_pct']:.1f} %"
+        rows.append(
+            f"| {family} | {t['logs']} | {t['values']} | {by_name} | {position} | "
+            f"{t['outcomes_right']}/{t['outcomes']} |"
+        )
+    return "\n".join(rows)
 
 
 def by_family(scores: list[LogScore]) -> dict:
@@ -284,6 +300,7 @@ def add_score_commands(sub) -> None:
     score.add_argument("names", nargs="*")
     score.add_argument("--split", choices=("dev", "heldout", "all"), default="all")
     score.add_argument("--json", action="store_true")
+    score.add_argument("--markdown", action="store_true", help="the figures by family as a Markdown table")
     score.add_argument("--round", type=int, default=0, help="only the entries of this gathering round")
     score.add_argument("--misses", type=int, default=0, help="list up to N missed values per dev log")
     score.add_argument("--show-heldout", action="store_true", help="also list held-out misses")
