@@ -18,6 +18,7 @@ from gputui.analysis.steps import STEP_TIMES, StepSummary, StepTracker
 from gputui.logs.epochs import EpochRow, EpochTable
 from gputui.logs.per_rank import is_per_rank
 from gputui.monitor.series import Series
+from gputui.monitor.spikes import Spikes, spikes
 from gputui.stream.records import Record
 
 # Metrics worth a chart, in the order the `m` key cycles through (then anything else seen).
@@ -26,6 +27,7 @@ PREFERRED += ("grad_norm",)
 #: The training loss, by the names frameworks give it (Lightning logs ``train_loss_step``/``_epoch``).
 LOSS_NAMES = ("loss", "loss_step", "loss_epoch")
 SKIP = frozenset({"batch_size", "global_batch_size", "param_checksum", "param_crc32"})
+MAX_EVALUATED = 65536  # evaluation steps remembered (spike names)
 
 
 @dataclass
@@ -69,6 +71,8 @@ class TrainingState:
         self.epoch_printed: int | None = None  # the latest whole epoch number a line stated (1-based)
         self.step: int | None = None
         self.step_time = Series(2048)  # seconds per step over record time: the stall detector's line
+        self.step_time_steps = Series(2048)  # printed seconds per step over the step (spikes.spikes)
+        self.evaluated: set[int] = set()  # steps at which validation or test values were printed
         self._printed_step_time = False  # the log prints its step time (dt, step_time): the line is that
         self._last_step: tuple[float, int] | None = None
         self.first_time: float | None = None
@@ -101,6 +105,7 @@ class TrainingState:
             # a lower rank takes over: drop the previous rank's points so curves are not interleaved
             self.metrics.clear()
             self.step_time = Series(2048)
+            self.step_time_steps = Series(2048)
             self._last_step = self.step = self.epoch_now = self.epoch_printed = None
         if self.rank is None or rank < self.rank:
             self.rank = rank
@@ -143,16 +148,33 @@ class TrainingState:
             self.nonfinite.append(rec)
             return
         series.last = value
-        series.by_time.append(t, value)
-        if isinstance(step, int) and step > 0:
-            series.by_step.append(step, value)
+        low, high = f.get("min"), f.get("max")
+        extremes = (low, high) if f.get("count", 1) > 1 and low is not None and high is not None else (value,)
+        for v in extremes:  # an aggregate record: its stretch's envelope (docs/records.md)
+            series.by_time.append(t, v)
+            if isinstance(step, int) and step > 0:
+                series.by_step.append(step, v)
+        if (
+            isinstance(step, int)
+            and name.startswith(("val_", "test_"))
+            and len(self.evaluated) < MAX_EVALUATED
+        ):
+            self.evaluated.add(step)
         if isinstance(epoch, int | float) and f.get("scope") in (None, "epoch"):
             series.by_epoch.append(float(epoch), value)
         if name in STEP_TIMES:  # a printed step time is the line's own: the clock's guess gives way
             if not self._printed_step_time:
                 self._printed_step_time = True
                 self.step_time = Series(2048)
-            self.step_time.append(t, value * STEP_TIMES[name])
+            for v in extremes:
+                self.step_time.append(t, v * STEP_TIMES[name])
+                if isinstance(step, int):
+                    self.step_time_steps.append(step, v * STEP_TIMES[name])
+
+    def step_spikes(self) -> Spikes | None:
+        """The printed step time's spikes and what they are (:mod:`gputui.monitor.spikes`)."""
+        points = self.step_time_steps
+        return spikes(points.times, points.values, self.evaluated) if len(points) else None
 
     def _note_step(self, t: float, step: int, *, timed: bool = True) -> None:
         """A step seen at ``t``; the time per step from the clock, unless the times are estimated (a log

@@ -175,6 +175,7 @@ class DashboardScreen(Screen):
                 clockless=state.clockless,
                 ended=self.finished,
                 force=force,
+                spikes=state.training.step_spikes(),
             )
         self.query_one(TrainingPane).draw_chart(
             state.training, self.metric, clockless=state.clockless, force=force

@@ -21,6 +21,7 @@ that, instead of waiting for them.
 from __future__ import annotations
 
 from gputui.monitor.series import Series
+from gputui.monitor.spikes import Spikes, spikes_text
 from gputui.tui.axes import tick_room, time_axis_end, time_ticks, value_ticks
 from gputui.tui.braille import column_spans
 from gputui.tui.widgets.braille_chart import Axis, BrailleChart, Curve, Picture, plot_columns
@@ -39,18 +40,28 @@ class Timeline(BrailleChart):
         clockless: bool = False,
         ended: bool = False,
         force: bool = False,
+        spikes: Spikes | None = None,
     ) -> None:
         """Show the two series; ``force`` lifts the once-a-second limit, never the "only when what is
-        drawn changed" rule. ``ended``: the source has ended (no more data will come)."""
+        drawn changed" rule. ``ended``: the source has ended (no more data will come). ``spikes``: where
+        the step-time axis ends below them, and what they are."""
         picture, title = timeline_picture(
-            util, step_time, self.size.width, self.size.height, clockless, ended
+            util, step_time, self.size.width, self.size.height, clockless, ended, spikes
         )
-        again = lambda: self.draw(util, step_time, clockless=clockless, ended=ended, force=True)  # noqa: E731
+        again = lambda: self.draw(  # noqa: E731
+            util, step_time, clockless=clockless, ended=ended, force=True, spikes=spikes
+        )
         self.offer(picture, again, every=MIN_REDRAW_S, force=force, title=title)
 
 
 def timeline_picture(
-    util: Series, step_time: Series, width: int, height: int, clockless: bool, ended: bool
+    util: Series,
+    step_time: Series,
+    width: int,
+    height: int,
+    clockless: bool,
+    ended: bool,
+    spikes: Spikes | None = None,
 ) -> tuple[Picture | None, str]:
     """What the timeline shows at ``width`` × ``height`` cells (inside its border), and its title."""
     times = [t for s in (util, step_time) for t in s.times[:1] + s.times[-1:]]
@@ -77,8 +88,13 @@ def timeline_picture(
         top = max(
             max((s[1] for s in spans if s), default=0.0) * 1.1, 1e-9
         )  # from 0: a steady step time stays flat
+        cut = ""
+        if spikes is not None and spikes.top < top:  # the typical step legible, the spikes cut at the top
+            top = spikes.top
+            spans = tuple(None if s is None else (min(s[0], top), min(s[1], top)) for s in spans)
+            cut = f"; {spikes_text(spikes)}"
         right = Axis(0.0, top, *map(tuple, value_ticks(0.0, top, max(2, (height - 4) // 2))))
         curves.append(Curve(spans, "magenta", right=True))
-        titles.append("s/step (magenta, right)")
+        titles.append(f"s/step (magenta, right{cut})")
     left = UTIL_AXIS if len(util) else Axis(0.0, 100.0)  # no util curve: no util ticks
     return Picture(tuple(curves), left, right, x), " · ".join([*titles, "elapsed"])
