@@ -64,14 +64,16 @@ class Counters:
             if isinstance(total, int):
                 self.epochs = total
         if "/" in text:
-            if isinstance(epoch, int) and PER_EPOCH.search(text):
+            if isinstance(epoch, int) and not self.per_epoch and PER_EPOCH.search(text):
                 self.per_epoch = True  # "[1][50/100]", "Epoch:[1/1](4292/4292)": the epoch's batches
-            m = PLANNED.search(text)
-            if m is not None and int(m.group(2)) > 0:
-                self.epochs = int(m.group(2))
-            m = PLANNED_STEPS.search(text) or SECOND_POSITION.search(text)
-            if m is not None and int(m.group(2)) > 0 and step is not None:
-                self.steps = int(m.group(2))
+            if "poch" in text or "POCH" in text:
+                m = PLANNED.search(text)
+                if m is not None and int(m.group(2)) > 0:
+                    self.epochs = int(m.group(2))
+            if step is not None:
+                m = PLANNED_STEPS.search(text) or SECOND_POSITION.search(text)
+                if m is not None and int(m.group(2)) > 0:
+                    self.steps = int(m.group(2))
         self.where = (line, text)
 
     def restarts(self, fields: dict[str, Any]) -> bool:

@@ -24,6 +24,7 @@ from typing import IO
 from gputui.logs import planned
 from gputui.logs.aggregate import aggregate
 from gputui.logs.base import Context, LineParser
+from gputui.logs.bounded import remember
 from gputui.logs.formats import (
     extract,
     fairseq,
@@ -172,6 +173,7 @@ class LogParser:
         self._shapes: dict[bytes, object] = {}  # line shape → how it is read: one cache for all ranks
         self._series: dict[bytes, object] = {}  # line shape without digits → its series state (all ranks)
         self._templates: dict[bytes, object] = {}  # catch-up: the expression of each step-line shape
+        self._extracted: dict[bytes, bool] = {}  # catch-up: whether a skipped shape is the extractor's
         self.frames = 0
         self._line = 0
         self._line_rank: int | None = None
@@ -247,9 +249,17 @@ class LogParser:
             ctx = self.contexts.get(rank)
             if ctx is None:
                 continue
-            probe = copy.copy(ctx)
-            first = self._route(text, probe, now)
-            if not first or first[0].fields.get("source") != extract.NAME or "step" not in first[0].fields:
+            shape = group[0].translate(None, SHAPE_DELETE)
+            mine = self._extracted.get(shape)
+            if mine is None:  # whether the extractor reads this shape's lines (one probe per shape)
+                first = self._route(text, copy.copy(ctx), now)
+                mine = (
+                    bool(first)
+                    and first[0].fields.get("source") == extract.NAME
+                    and "step" in first[0].fields
+                )
+                remember(self._extracted, shape, mine, INERT_MAX)
+            if not mine:
                 continue
             records = aggregate(group, text, ctx, now, self._templates)
             if records is None:  # not one shape after all: each line read, nothing lost

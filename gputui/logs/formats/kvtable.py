@@ -26,7 +26,7 @@ from gputui.logs.base import Context, emit, is_metric_name, to_float
 from gputui.stream.records import Record
 
 NAME = "kvtable"
-ROW = re.compile(r"^\s*\|\s*([^|]*?)\s*\|\s*([^|]*?)\s*\|\s*$")
+MAX_ROW = 200
 RULE = re.compile(r"^\s*-{8,}\s*$")
 KEY = "kvtable"  # ctx.extra: the open table's rows
 STEPS = ("total_timesteps", "timesteps", "step", "steps", "global_step", "iterations", "n_updates", "updates")
@@ -43,10 +43,12 @@ class KeyValueTable:
         if RULE.match(text):
             rows = ctx.extra.pop(KEY, None)
             return None if rows is None else self._table(rows, ctx, now)
-        m = ROW.match(text)
-        if m is None:
+        if text.count("|") != 3 or len(text) > MAX_ROW:
             return None
-        name, raw = m.group(1), m.group(2)
+        _, name, raw, end = text.split("|")
+        if _.strip() or end.strip():
+            return None
+        name, raw = name.strip(), raw.strip()
         rows = ctx.extra.get(KEY)
         if not raw:
             if not name.endswith("/"):
