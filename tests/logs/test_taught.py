@@ -142,12 +142,14 @@ def test_unread_lists_each_shape_with_its_count_an_example_and_a_draft(
             f.write(f"eval #{step} ~ {0.5 + step / 100:.3f} / {0.9 - step / 100:.3f}\n")
     assert cli.main(["parse", "--unread", str(log)]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[:6] == [
+    assert out[:8] == [
         f"== {log}",
         "3,020 lines in 2 shapes were not read: each shape, its count and an example",
         "     3,000  [1] => 4.9960 @ 310ms",
+        "            not read: a number no word names",
         "            draft: --pattern '[{n1}] => {n2} @ {n3}ms'",
         "        20  eval #0 ~ 0.500 / 0.900",
+        "            not read: a number no word names",
         "            draft: --pattern 'eval #{n1} ~ {n2} / {n3}'",
     ]
 
