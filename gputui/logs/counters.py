@@ -30,10 +30,33 @@ PER_EPOCH = re.compile(
 )
 
 
+EVALUATION = ("val", "test", "eval", "dev")  # names whose steps are an evaluation's, not training's
+BATCH_POSITION = re.compile(r"(?<![\d.])(\d+)\s*/\s*(\d+)(?![\d.])")
+
+
+def _batches_of(text: str, step: int) -> int | None:
+    """The epoch's batches where the line prints its step as ``s/M`` (``[13967/21279]``, ``286/573``)."""
+    for m in BATCH_POSITION.finditer(text):
+        if int(m.group(1)) == step and int(m.group(2)) >= step:
+            return int(m.group(2))
+    return None
+
+
 class Counters:
     """Where one run's counters got. Fed the last metric record of every frame that gave records."""
 
-    __slots__ = ("epoch", "epoch_first", "epochs", "gap", "per_epoch", "step", "steps", "where")
+    __slots__ = (
+        "batches",
+        "counted",
+        "epoch",
+        "epoch_first",
+        "epochs",
+        "gap",
+        "per_epoch",
+        "step",
+        "steps",
+        "where",
+    )
 
     def __init__(self) -> None:
         self.step: int | None = None
@@ -44,12 +67,20 @@ class Counters:
         self.epochs: int | None = None
         self.where: tuple[int, str] | None = None  # the last counter line: line, text
         self.per_epoch = False  # the step counter started again with an epoch: it counts batches
+        self.batches: int | None = None  # an epoch's batches, from its step's "s/M"
+        self.counted = -1  # the last line where the step or the epoch went on
 
     def note(self, line: int, text: str, fields: dict[str, Any], extra: dict[str, Any]) -> None:
         step, epoch = fields.get("step"), fields.get("epoch")
         if isinstance(step, int) and self.step is not None and step < self.step:
             self.per_epoch = self.per_epoch or (isinstance(epoch, int) and epoch != self.epoch)
+        if not str(fields.get("name", "")).startswith(EVALUATION) and (
+            (isinstance(step, int) and (self.step is None or step > self.step))
+            or (isinstance(epoch, int) and (self.epoch is None or epoch > self.epoch))
+        ):
+            self.counted = line  # a counter that went on (an evaluation at the last step does not)
         if isinstance(step, int):
+            self.batches = _batches_of(text, step) if isinstance(epoch, int) and "/" in text else None
             if self.step is not None and step > self.step:
                 self.gap = step - self.step
             self.step = step
@@ -90,6 +121,12 @@ class Counters:
             return None
         line, text = self.where
         info: dict[str, Any] = {"evidence": text.strip()[:500], "line": line}
+        mid_epoch = self.batches is not None and self.step is not None and self.step + self.gap < self.batches
+        if mid_epoch:  # the file stops inside an epoch: planned work visibly not done
+            return "truncated", {
+                **info,
+                "reason": f"epoch {self.epoch} stops at batch {self.step} of {self.batches}",
+            }
         if self.epoch is not None and self.epochs is None and (self.per_epoch or self.steps is None):
             return None  # an epoch run's steps count each epoch's batches: only its epochs tell
         if self.epochs is not None and self.epoch is not None:

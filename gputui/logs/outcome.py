@@ -158,6 +158,8 @@ _FINDS = tuple(k for k in FINISH_KEYS if b"raining" not in k)
 _FINISH_TEXT = tuple(k.decode() for k in FINISH_KEYS)
 
 
+#: End messages that only time the run: printed on the way out too (detectron2's after_train hooks).
+TIMING = re.compile(r"\b(?:overall training speed|total (?:training |train |run )?time)\b", re.IGNORECASE)
 ANNOUNCED = re.compile(r"\bStart(?:ing)? (?:inference|evaluation)\b")
 
 
@@ -430,10 +432,15 @@ class OutcomeTracker:
         trained = self._trained()
         where = {"evidence": last_frame[1][:500], "line": last_frame[0]} if last_frame else {}
         after = self._epoch_start if self._epoch_start is not None else -1
-        done = [(n, t) for n, t in recent if n >= after and says_finished(t)]
-        if self.finished is not None and self.finished[0] >= after:
+        after_counted = max(after, self.counters.counted)  # a tokenizer's "Finished training" before steps
+        done = [(n, t) for n, t in recent if n >= after_counted and says_finished(t)]
+        if self.finished is not None and self.finished[0] >= after:  # a framework's: an eval may follow
             done = sorted([*done, self.finished])  # the latest line that says so is the evidence
-        if done and trained:
+        if done and TIMING.search(done[-1][1]) is not None and trained:
+            reached = self.counters.reached()  # a time summary is also printed on the way out
+            if reached is not None and reached[0] == "truncated":
+                return self._outcome("truncated", reached[1], now, [])
+        if done:
             return self._outcome(
                 "completed", {"evidence": done[-1][1].strip()[:500], "line": done[-1][0]}, now, []
             )

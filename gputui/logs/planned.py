@@ -29,7 +29,7 @@ EPOCHS_SETTING = re.compile(
     r"|num_train_epochs|train_epochs|Num Epochs|Total epochs)[\"']?\s*(?:[:=]|\.{2,})?\s*(\d+)(?![\d.])",
     re.IGNORECASE,
 )
-WORDS = ("steps", "iters", "STEPS", "ITERS", "poch", "POCH", "Max", "max_")
+WORDS = ("steps", "iters", "STEPS", "ITERS", "poch", "POCH", "Max", "max_", "MAX_")
 
 
 def note_setting(text: str, ctx: Context) -> None:

@@ -78,6 +78,9 @@ ALIASES: dict[str, str] = {
     "tokens/sec": "tokens_per_s",
     "tok/s": "tokens_per_s",
     "tok/sec": "tokens_per_s",
+    "tok_s": "tokens_per_s",
+    "tok_sec": "tokens_per_s",
+    "tokens_per_sec": "tokens_per_s",
     "steps_per_second": "steps_per_s",
     "runtime": "runtime_s",
 }

@@ -91,3 +91,42 @@ def test_a_gpu_memory_fault_or_a_segfault_is_a_crash_not_a_finished_run() -> Non
     for line in (fault, segv, illegal):
         status, evidence = outcome(EPOCHS + line)
         assert status == "crashed" and evidence == line.strip()
+
+
+STEPS = "".join(f"step {s:05d}/00050 | loss: {9 / (s + 1):.4f} | dt: 120.5ms\n" for s in range(0, 1))
+
+
+def test_a_finished_tokenizer_before_the_steps_is_not_the_run_finishing() -> None:
+    """nanochat trains its tokenizer first: its ``Finished training`` precedes the model's step 0 of 50."""
+    text = "rustbpe - INFO - Finished training: 759 merges completed\n" + STEPS
+    assert outcome(text)[0] == "truncated"
+
+
+def test_a_script_that_says_it_finished_without_a_read_metric_is_completed() -> None:
+    """Nothing parsed as training, but the script's own last words say it finished."""
+    text = "INFO - Loading data\nINFO - Visualization completed\nINFO - Pretraining completed successfully!\n"
+    assert outcome(text) == ("completed", "INFO - Pretraining completed successfully!")
+
+
+def test_a_time_summary_printed_on_the_way_out_short_of_the_planned_steps_is_truncated() -> None:
+    """detectron2's after_train hooks time the run however it stopped: MAX_ITER says it was not done."""
+    config = "SOLVER:\n  MAX_ITER: 111000\n"
+    iters = "".join(
+        f"d2.utils.events INFO:  iter: {i}  total_loss: 0.1668  lr: 0.02\n" for i in range(19, 16020, 1000)
+    )
+    end = "d2.engine.hooks INFO: Total training time: 3:49:40 (0:47:23 on hooks)\n"
+    status, evidence = outcome(config + iters + end)
+    assert status == "truncated" and "iter: 16019" in evidence
+    assert outcome(config.replace("111000", "16020") + iters + end)[0] == "completed"
+
+
+def test_a_file_that_stops_inside_an_epoch_is_truncated() -> None:
+    """``epoch : 0 [13967/21279]`` as the last line: the epoch's batches visibly not done."""
+    lines = "".join(
+        f"epoch : 0 [{b}/21279] Train loss: 0.0{b % 9 + 1},Valid loss: 0.07\n" for b in range(13960, 13968)
+    )
+    assert outcome(lines)[0] == "truncated"
+    whole = "".join(
+        f"epoch : 0 [{b}/21279] Train loss: 0.0{b % 9 + 1},Valid loss: 0.07\n" for b in range(21270, 21280)
+    )
+    assert outcome(whole)[0] != "truncated"
