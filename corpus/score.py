@@ -49,6 +49,8 @@ def accepted(name: str, value: float, unit: str | None) -> list[tuple[str, float
     forms = [(canon(base), value)]
     if unit:
         low = unit.lower()
+        if "/" in low and low.split("/")[0].strip() in TIME:  # "s/iter", "ms/step": a time per item
+            low = low.split("/")[0].strip()
         if unit == "%":
             forms += [(canon(base + "_pct"), value), (canon(base), value / 100)]
         elif low in TIME:

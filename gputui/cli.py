@@ -222,6 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
             "auto",
             "gputui",
             "megatron_straggler",
+            "pipetable",
             "kvtable",
             "ultralytics",
             "fairseq",

@@ -34,6 +34,7 @@ from gputui.logs.formats import (
     kvtable,
     megatron_straggler,
     mmengine,
+    pipetable,
     pytorch,
     taught,
     timm,
@@ -54,6 +55,7 @@ from gputui.stream.records import Record
 FAMILIES: dict[str, tuple[LineParser, ...]] = {
     "gputui": (gputui_records.PARSER,),
     "megatron_straggler": (megatron_straggler.PARSER,),
+    "pipetable": (pipetable.PARSER,),
     "kvtable": (kvtable.PARSER,),
     "ultralytics": (ultralytics.PARSER,),
     "fairseq": (fairseq.PARSER,),

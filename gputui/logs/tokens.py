@@ -26,14 +26,16 @@ VALUE = (
 UNIT = (
     r"%|(?:us|µs|ms|s|sec|secs|seconds|min|mins|minutes|h|hr|hrs|hours)(?![\w/])"
     r"|(?:[KMGT]i?B|k?Wh|[kM]?J|k?W|[GTP]F(?:LOPS)?|TFLOP/s)(?![\w/])|[kKMGTB](?![\w/])"
+    r"|(?:us|ms|s|sec)\s?/\s?(?:it|iter|iteration|step|batch|img|image|sample)s?\b(?!/)"  # per item: seconds
 )
 TOKEN = re.compile(
-    r"(?<![\w.@/-])(?:"
+    r"(?<![\w.@/-])(?:(?:"
     r"(?P<date>\d{4}[-/]\d\d[-/]\d\d)(?![\w])"  # a date: no value
-    r"|(?P<n>\d+)\s*/\s*(?P<m>\d+)(?![\w./])"  # a position "10/500", "[ 10/ 500]", a fraction "9845/10000"
+    r"|(?P<n>\d+)\s*/\s*(?P<m>\d+)(?![\w/]|\.\w)"  # a position "10/500", a fraction "9845/10000"
     r"|(?P<clock>(?:\d+ days?, )?\d{1,3}:\d\d(?::\d\d)?(?:\.\d+)?)(?![\w:])"  # a duration "0:13:11"
-    r"|(?P<v>" + VALUE + r")(?P<u>\s?(?:" + UNIT + r"))?"
-    r"(?![\w.]|-\d)"
+    r")(?![\w]|\.\w|-\d)"  # a full stop may end the sentence ("Inference done 11/3334.")
+    r"|(?P<v>" + VALUE + r")"  # a value; with a unit, a full stop may end its sentence ("0.04 s/iter.")
+    r"(?:(?P<u>\s?(?:" + UNIT + r"))(?![\w]|\.\w|-\d)|(?![\w.]|-\d))"
     r")",
     re.IGNORECASE,
 )
@@ -108,6 +110,12 @@ COUNTERS = "two counters of one kind"
 NO_VALUE = "no value beside its counters"
 
 
+def unit_of(token: re.Match) -> str:
+    """A value's unit as printed; a time per item (``0.0389 s/iter``, ``8 ms/step``) is its time unit."""
+    unit = (token.group("u") or "").strip()
+    return unit.split("/", 1)[0].strip() if "/" in unit and not unit.startswith("TFLOP") else unit
+
+
 def no(why: str) -> Reading:
     return Reading(None, None, False, why)
 
@@ -116,7 +124,7 @@ def _cell(token: re.Match) -> tuple[int, int, str | None]:
     """A table cell: where its number is (without its unit), and the unit."""
     for group in ("v", "clock", "n"):
         if token.group(group) is not None:
-            return token.start(group), token.end(group), (token.group("u") or "").strip() or None
+            return token.start(group), token.end(group), unit_of(token) or None
     return token.start(), token.end(), None
 
 
@@ -291,7 +299,7 @@ class _Builder:
             pending, self.pending = self.pending, ""  # "Validity over 64 molecules: 1.56%"
             return self._named(token, pending)
         if label.kind == "time":
-            unit = (token.group("u") or "").strip().lower()
+            unit = unit_of(token).lower()
             if unit in TIME_UNITS or token.group("clock") is not None:
                 return token.end() if self._metric(token, "@time") else None
             return self._in_phrase(token, label)  # "(after 1 iterations)"
@@ -310,7 +318,7 @@ class _Builder:
             if raw is None or not raw.isdigit():
                 head = _head(label.text)  # "Learning Rate for this epoch: 0.001"
                 return self._named(token, head) if head else None
-            scale = COUNT_SCALE.get((token.group("u") or "").strip(), 1.0)  # "step 12k"
+            scale = COUNT_SCALE.get(unit_of(token), 1.0)  # "step 12k"
             self.slots.append(Slot(token.start(), token.end("v"), kind, "", scale, False))
             self.pending = _head(label.text)  # "Score at iteration 0 is 1.6"
             return token.end()
@@ -363,7 +371,7 @@ class _Builder:
 
     def _unlabelled(self, token: re.Match, gap: str, opened: bool) -> int | None:
         body, last = self.body, self.last_name
-        unit = (token.group("u") or "").strip() or None
+        unit = unit_of(token) or None
         named = NAME_AFTER.match(body, token.end()) if token.group("v") is not None else None
         if named is not None:
             return named.end() if self._metric(token, named.group(1)) else None  # "113.4k tok/s"
@@ -395,12 +403,15 @@ class _Builder:
     def _metric(self, token: re.Match, label: str) -> bool:
         """Add a named value (or leave out a setting); False: the line is no metric line."""
         clock = token.group("clock") is not None
-        unit = "s" if clock else (token.group("u") or "").strip() or None
+        unit = "s" if clock else unit_of(token) or None
         if label == "@time":  # "done in 12.3s": the epoch's time on an epoch's line (see finish)
             if unit is None or unit.lower() not in TIME_UNITS:
                 return False
             label = "took time"
+        before = self.split
         name, scale, self.noun, self.split = named(label, unit, self.split, self.noun)
+        if label.lower() in SPLIT_WORDS and not self.body[: token.start()].rstrip().endswith("("):
+            self.split = before  # "Eval: 0.0002 s/iter. Total: …": that split's time, not a section
         if (
             not name
             or name.split("_")[0] in SKIP_NAMES

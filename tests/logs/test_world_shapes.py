@@ -166,3 +166,53 @@ def test_w_and_b_run_summary_is_the_runs_summary() -> None:
         ("val_top5", "summary"),
         ("val_accuracy", "summary"),
     }
+
+
+TRAINED = "iter: 19  total_loss: 0.5  lr: 0.02\n"
+
+
+def test_a_markdown_table_reads_by_its_header_once_a_rule_row_confirms_it() -> None:
+    """detectron2's evaluation tables: a row of numbers under names; names and values in pairs."""
+    table = (
+        "|   AP   |  AP50  |  AP75  |\n"
+        "|:------:|:------:|:------:|\n"
+        "| 10.970 | 22.437 | 9.255  |\n"
+        "| category   | AP     | category | AP     |\n"
+        "|:-----------|:-------|:---------|:-------|\n"
+        "| cup or mug | 7.698  | bird     | 33.738 |\n"
+    )
+    got = [(n, v) for n, v, _, _ in values(TRAINED + table)]
+    assert got[2:] == [
+        ("ap", 10.97),
+        ("ap50", 22.437),
+        ("ap75", 9.255),
+        ("cup_or_mug_ap", 7.698),
+        ("bird_ap", 33.738),
+    ]
+    assert [n for n, *_ in values(TRAINED + table.replace("|:------:|:------:|:------:|\n", ""))][2:5] != [
+        "ap"
+    ]
+
+
+def test_a_markdown_table_before_training_is_settings_and_a_counter_column_is_the_position() -> None:
+    settings = "| lr | dropout |\n|----|-------|\n| 0.001 | 0.1 |\n"
+    assert values(settings) == []
+    epochs = "| epoch | loss | acc |\n|---|---|---|\n| 1 | 0.9 | 0.5 |\n| 2 | 0.7 | 0.6 |\n"
+    assert values(epochs) == [
+        ("loss", 0.9, None, 1),
+        ("accuracy", 0.5, None, 1),
+        ("loss", 0.7, None, 2),
+        ("accuracy", 0.6, None, 2),
+    ]
+
+
+def test_times_per_item_and_sentences_that_end_after_a_unit() -> None:
+    """``0.0389 s/iter.``: seconds per iteration, the full stop ends the sentence; a split's own time
+    (``Eval: 0.0002 s/iter``) does not make the names after it the split's."""
+    line = (
+        "d2.evaluation.evaluator INFO: Inference done 11/3334. Dataloading: 0.0011 s/iter. "
+        "Inference: 0.0389 s/iter. Eval: 0.0002 s/iter. Total: 0.0402 s/iter. ETA=0:02:13\n"
+    )
+    got = {n: v for n, v, _, _ in values(TRAINED + line.replace("0.0389", "0.0371") + line)}
+    assert got["dataloading_s"] == 0.0011 and got["inference_s"] == 0.0389
+    assert got["val_time_s"] == 0.0002 and got["total_s"] == 0.0402
