@@ -216,3 +216,23 @@ def test_times_per_item_and_sentences_that_end_after_a_unit() -> None:
     got = {n: v for n, v, _, _ in values(TRAINED + line.replace("0.0389", "0.0371") + line)}
     assert got["dataloading_s"] == 0.0011 and got["inference_s"] == 0.0389
     assert got["val_time_s"] == 0.0002 and got["total_s"] == 0.0402
+
+
+def test_a_running_evaluation_line_gives_its_values_at_no_step() -> None:
+    """MetricLogger's ``Test: [20/79]`` lines (DINO, Swin, torchvision references): every value as
+    printed, with its running average, named for the test, and no step (an evaluation's batch index
+    is no training step); the last line still gives the epoch's validation values."""
+    train = "Epoch: [0]  [780/782]  eta: 0:00:00  lr: 0.000500  loss: 3.557686 (4.475975)  time: 0.16  data: 0.0002\n"
+    test = (
+        "Test:  [ 0/79]  eta: 0:01:49  loss: 6.921075 (6.921075)  acc5: 1.562500 (1.562500)  max mem: 997\n"
+        "Test:  [20/79]  eta: 0:00:13  loss: 7.112292 (7.136923)  acc5: 1.562500 (2.046131)  max mem: 997\n"
+    )
+    got = [(n, v, s) for n, v, s, _ in values(train + test) if n.startswith("test_")]
+    assert got[:5] == [
+        ("test_loss", 6.921075, None),
+        ("test_loss_avg", 6.921075, None),
+        ("test_acc5", 1.5625, None),
+        ("test_acc5_avg", 1.5625, None),
+        ("test_max_mem", 997.0, None),
+    ]
+    assert ("test_loss_avg", 7.136923, None) in got

@@ -178,7 +178,7 @@ class Extractor:
         if reading.slots is None:
             return None
         epoch = step = rank = None
-        pairs = _pairs(body, reading)
+        pairs = named_values(body, reading)
         for slot in reading.slots:
             if slot.kind == "metric":
                 continue
@@ -355,7 +355,7 @@ def series(text: str, entry: Shape, ctx: Context, now: float) -> list[Record] | 
     needs a training word (``Killing subprocess 8774``, ``nnodes: 2`` are no series)."""
     start, _, reading = entry.found
     body = text[start:] if start else text
-    pairs = _pairs(body, reading)
+    pairs = named_values(body, reading)
     if not pairs:
         return None
     ctx.series_lines += 1
@@ -421,7 +421,8 @@ def _measured(body: str, reading: Reading) -> bool:
     return False
 
 
-def _pairs(body: str, reading: Reading) -> list[tuple[str, float]]:
+def named_values(body: str, reading: Reading) -> list[tuple[str, float]]:
+    """(name, value) of every metric slot of a reading of ``body``."""
     pairs = []
     for slot in reading.slots or ():
         if slot.kind != "metric":

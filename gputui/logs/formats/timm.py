@@ -14,7 +14,10 @@ After normalisation (any prefix before ``Train:`` / ``Test`` is allowed, e.g. a 
   line with both equal is the last: its averages are the epoch's ``val_loss``, ``val_acc1`` (→
   ``val_accuracy``), ``val_acc5``, ``val_step_time_s``. ``Test (EMA):`` gives ``val_ema_*``. If the
   epoch's last ``Train:`` line was not printed (newer timm logs every ``log_interval`` updates), the
-  averages of its latest one are its training values, given with the validation.
+  averages of its latest one are its training values, given with the validation. The lines before
+  the last (and MetricLogger's ``Test: [ 20/79]`` lines, whose index never reaches the count) give
+  their values as printed, named as the extractor names them with ``test_`` before (``test_loss``,
+  ``test_loss_avg``), at no step: a ``step`` scope value of the current epoch.
 - ``*** Best metric: 72.19 (epoch 299)``: a ``summary`` record ``best_metric`` (timm prints it after the
   loop; the outcome tracker takes it as the end of training).
 
@@ -26,6 +29,7 @@ from __future__ import annotations
 import re
 
 from gputui.logs.base import NUM, Context, emit, to_float
+from gputui.logs.formats.extract import named_values, shape_of
 from gputui.stream.records import Record
 
 NAME = "timm"
@@ -105,8 +109,8 @@ class TimmParser:
     def _test(self, m: re.Match[str], ctx: Context, now: float) -> list[Record]:
         i, n = int(m.group(2)), int(m.group(3))
         ctx.last_progress = (i, n)
-        if i < n:
-            return []  # a running validation line: its averages are not final yet
+        if i < n:  # a running validation line: its values as printed, at no step (not final yet)
+            return self._running(m, ctx, now)
         _, averages = _meters(m.group(4))
         prefix = "val_" + (m.group(1).lower() + "_" if m.group(1) else "")
         epoch = ctx.epoch
@@ -117,6 +121,21 @@ class TimmParser:
             emit(out, train[1], NAME, "epoch", ctx, now, epoch)  # the epoch's last Train line was not printed
             ctx.extra[KEY] = (epoch, train[1], True)
         emit(out, [(prefix + name, value) for name, value in averages], NAME, scope, ctx, now, epoch)
+        return out
+
+    @staticmethod
+    def _running(m: re.Match[str], ctx: Context, now: float) -> list[Record]:
+        """``Test: [ 20/79]  loss: 7.11 (7.14)  acc1: 0.78 (0.78)  max mem: 997``: ``test_loss``,
+        ``test_loss_avg``, ``test_max_mem`` … as the extractor names them, without a step (the batch
+        index of an evaluation is no training step)."""
+        rest = m.group(4)
+        reading = shape_of(rest, ctx).found[2]
+        prefix = "test_" + (m.group(1).lower() + "_" if m.group(1) else "")
+        pairs = [
+            (name if name.startswith(prefix) else prefix + name, v) for name, v in named_values(rest, reading)
+        ]
+        out: list[Record] = []
+        emit(out, pairs, NAME, "step", ctx, now, ctx.epoch)
         return out
 
 
