@@ -222,7 +222,7 @@ def test_a_running_evaluation_line_gives_its_values_at_no_step() -> None:
     """MetricLogger's ``Test: [20/79]`` lines (DINO, Swin, torchvision references): every value as
     printed, with its running average, named for the test, and no step (an evaluation's batch index
     is no training step); the last line still gives the epoch's validation values."""
-    train = "Epoch: [0]  [780/782]  eta: 0:00:00  lr: 0.000500  loss: 3.557686 (4.475975)  time: 0.16  data: 0.0002\n"
+    train = "Epoch: [0]  [780/782]  eta: 0:00:00  lr: 0.000500  loss: 3.557686 (4.475975)  time: 0.16\n"
     test = (
         "Test:  [ 0/79]  eta: 0:01:49  loss: 6.921075 (6.921075)  acc5: 1.562500 (1.562500)  max mem: 997\n"
         "Test:  [20/79]  eta: 0:00:13  loss: 7.112292 (7.136923)  acc5: 1.562500 (2.046131)  max mem: 997\n"
