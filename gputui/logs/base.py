@@ -175,6 +175,12 @@ def _canonical(name: str) -> str | None:
     return remember(_NAMES, name, canonical, 4096)
 
 
+def _environment_name(word: str) -> bool:
+    """``MASTER_PORT``, ``SLURM_PROCID``: an environment variable's name (``D_A``, a GAN's
+    discriminator loss, is none: its parts are single letters)."""
+    return word.isupper() and "_" in word and any(len(part) > 1 for part in word.split("_"))
+
+
 def is_metric_name(printed: str) -> bool:
     """False for identifiers and settings (``v_num``, ``rank``, ``SLURM_JOB_ID``, ``device id``)."""
     name = snake(printed)
@@ -184,7 +190,7 @@ def is_metric_name(printed: str) -> bool:
         and snake(printed.rsplit(None, 1)[-1]) not in NOT_METRICS  # "INFO world_size: 4"
         and not name.endswith(("_id", "batch_size"))  # "Training with batch size: 128" is a setting
         and not name.endswith(SETTING_SUFFIXES)  # "warmup_steps: 2000", "num_workers: 8": settings
-        and not any(word.isupper() and "_" in word for word in printed.split())  # "MASTER_PORT"
+        and not any(_environment_name(word) for word in printed.split())  # "MASTER_PORT"
         and EPOCH_IN_NAME.search(name) is None  # "Epoch 0: 0%": an anchor, not a name
     )
 

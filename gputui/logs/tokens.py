@@ -317,6 +317,8 @@ class _Builder:
             raw = token.group("v")
             if raw is None or not raw.isdigit():
                 head = _head(label.text)  # "Learning Rate for this epoch: 0.001"
+                if not head and raw is not None and "." in raw:
+                    return self._named(token, label.text)  # "epoch: 10.0": a fractional position (HF)
                 return self._named(token, head) if head else None
             scale = COUNT_SCALE.get(unit_of(token), 1.0)  # "step 12k"
             self.slots.append(Slot(token.start(), token.end("v"), kind, "", scale, False))

@@ -236,3 +236,13 @@ def test_a_running_evaluation_line_gives_its_values_at_no_step() -> None:
         ("test_max_mem", 997.0, None),
     ]
     assert ("test_loss_avg", 7.136923, None) in got
+
+
+def test_single_letter_parts_in_capitals_and_a_fractional_epoch_are_read() -> None:
+    """CycleGAN's ``D_A: 1.016`` is a loss, not an environment variable; PaddleNLP's Trainer ends its
+    evaluation line with ``epoch: 10.0``, a fractional position that leaves the values before it read."""
+    gan = "(epoch: 1, iters: 100, time: 1.294) , D_A: 1.016, G_A: 1.631\n"
+    assert ("d_a", 1.016, 100, 1) in values(gan)
+    assert values("MASTER_PORT: 29500\n") == []
+    paddle = "step 10 loss: 1.45\neval_loss: 0.5748, eval_micro_f1: 0.9848, epoch: 10.0\n"
+    assert ("val_loss", 0.5748, 10, None) in values(paddle + paddle.replace("0.5748", "0.5512"))
