@@ -63,7 +63,7 @@ TIME_WORDS = frozenset({"in", "took", "after", "within"})
 STATE_VERBS = frozenset({"is", "was", "are", "were", "equals", "reached", "becomes", "now"})
 LEADING = frozenset({"with", "and", "the", "a", "an", "got", "has", "have", "had"})
 #: Separators inside the text before a number; what follows the last one is the label.
-CUT = re.compile(r"\s*(?:\||\t|;|,|\s{2,}|\s-\s|=>|->|\]\s*|\)\s+|\}|\*+)\s*")
+CUT = re.compile(r"\s*(?:\||\t|;|,|\s{2,}|\s-\s|=>|->|\]\s*|\)\s+|\}|\*+|(?<=[a-z]{4})\.\s+(?=[A-Z]))\s*")
 PAIRS = {"(": ")", "[": "]", "{": "}"}
 CLOSES = {v: k for k, v in PAIRS.items()}
 FLAG = re.compile(r"--[\w-]+|-[A-Za-z]{1,2}")
@@ -114,6 +114,9 @@ def label_of(gap: str) -> Label | None:
     text = stripped.rstrip(" :=[({#@>\t")
     if not text.strip():
         return Label("", opened)
+    inner = text.rfind("(")
+    if inner >= 0 and ")" not in text[inner:] and text[inner + 1 :].lstrip()[:1].isalpha():
+        text = text[inner + 1 :]  # "New best model saved (Dice: 0.0378)": the words inside the bracket
     pieces = CUT.split(text)
     for piece in pieces[:-1]:
         if len(piece.strip(" )]}>*#:=").split()) > PROSE_WORDS_MAX:

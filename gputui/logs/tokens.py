@@ -386,7 +386,9 @@ class _Builder:
             return token.end() if self._metric(token, label) else None
         if opened and last and gap.strip() == "(" and closes:
             if unit is not None and unit != self.last_unit:  # "Energy=31.67 Wh (114005.4 J)"
-                return token.end() if self._metric(token, self.last_label) else None
+                timed = unit.lower() in TIME_UNITS and (self.last_unit or "").lower() not in TIME_UNITS
+                label = "time" if timed else self.last_label  # "average loss: 0.6189  (78.2s)": a time
+                return token.end() if self._metric(token, label) else None
             avg = canonical_metric_name(last) + "_avg"  # the running average of the value before
             self.slots.append(Slot(token.start(), token.end("v") or token.end(), "metric", avg, 1.0, False))
             return token.end()

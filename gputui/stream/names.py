@@ -102,6 +102,9 @@ _SPLIT_PREFIXES: tuple[tuple[str, str], ...] = (
 )
 
 
+SPLIT_HYPHEN = re.compile(r"(?:train|training|validation|valid|val|eval|test|dev)-[a-z]")
+
+
 def is_valid_metric_name(name: str) -> bool:
     """True if ``name`` is non-empty, at most 250 characters and uses only MLflow's characters."""
     return 0 < len(name) <= MAX_NAME_LENGTH and _VALID.fullmatch(name) is not None
@@ -128,6 +131,8 @@ def _canonical_once(raw: str) -> str:
     if name in ALIASES:
         return ALIASES[name]
     name = re.sub(r"\s+", "_", name)
+    if SPLIT_HYPHEN.match(name):  # "Train-accuracy", "Validation-accuracy" (MXNet)
+        name = name.replace("-", "_", 1)
     prefix = ""
     for printed, canonical in _SPLIT_PREFIXES:
         if name.startswith(printed) and len(name) > len(printed):

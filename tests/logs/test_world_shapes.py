@@ -246,3 +246,19 @@ def test_single_letter_parts_in_capitals_and_a_fractional_epoch_are_read() -> No
     assert values("MASTER_PORT: 29500\n") == []
     paddle = "step 10 loss: 1.45\neval_loss: 0.5748, eval_micro_f1: 0.9848, epoch: 10.0\n"
     assert ("val_loss", 0.5748, 10, None) in values(paddle + paddle.replace("0.5748", "0.5512"))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a sentence before the label; the label inside an open bracket; a time in brackets after a value
+        ("Epoch 50 loss 0.2\nTraining finished. Total time: 2256.13 seconds\n", ("total_time", 2256.13)),
+        ("Epoch 1 loss 0.5\n  -> New best model saved (Dice: 0.0378)\n", ("dice", 0.0378)),
+        ("Epoch 1 average loss: 0.6189  (78.2s)\n", ("epoch_time_s", 78.2)),
+        # MXNet's split joined by a hyphen
+        ("INFO:root:Epoch[0] Train-accuracy=0.671875\n", ("accuracy", 0.671875)),
+        ("INFO:root:Epoch[0] Validation-accuracy=0.710788\n", ("val_accuracy", 0.710788)),
+    ],
+)
+def test_labels_are_the_last_clause_before_the_value(text: str, expected: tuple[str, float]) -> None:
+    assert expected in [(n, v) for n, v, _, _ in values(text)]

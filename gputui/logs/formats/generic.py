@@ -188,6 +188,18 @@ def _named(name: str, split: str | None) -> str:
 Plan = tuple[int, "tuple[int, int] | None", "tuple[int, int] | None", list, "str | None"]
 
 
+SENTENCE_END = re.compile(r"(?<=[a-z]{4})\.\s+(?=[A-Z])|\((?=[A-Za-z][^)]*$)")
+
+
+def _clause(label: str) -> int:
+    """Where a label's last clause starts: ``Training finished. Total time`` → ``Total time``, ``New best
+    model saved (Dice`` → ``Dice`` (as :func:`gputui.logs.labels.label_of`)."""
+    cut = 0
+    for m in SENTENCE_END.finditer(label):
+        cut = m.end()
+    return cut
+
+
 def plan_of(text: str) -> Plan:
     """Where a line's log prefix, anchors and pairs are. It depends only on the line's *shape* (the
     line with its digits 1-9 read as 0): every pattern here treats all digits alike, and the names, the
@@ -213,6 +225,7 @@ def plan_of(text: str) -> Plan:
     prefix = SPLIT_PREFIX.get(split.group(1).lower(), "val_") if split is not None else None
     pairs = []
     for label_start, label_end, value_start, value_end, pct, after in spans:
+        label_start += _clause(body[label_start:label_end])
         label = body[label_start:label_end]
         name = None
         if not any(c.isdigit() for c in label):
