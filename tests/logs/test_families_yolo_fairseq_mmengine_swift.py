@@ -47,13 +47,17 @@ def test_yolo_tqdm_epoch_table(thin: bool) -> None:
         "box_loss": 1.190,
         "cls_loss": 1.460,
         "dfl_loss": 1.180,
-        "p": 0.577,
-        "r": 0.557,
-        "map50": 0.588,
-        "map50-95": 0.377,
+        "gpu_mem_gb": 2.61,
+        "instances": 210,
+        "box_p": 0.577,
+        "box_r": 0.557,
+        "box_map50": 0.588,
+        "box_map50-95": 0.377,
     }
     assert rows[0].epoch_time_s == 2.0 and rows[0].steps == 8
-    assert rows[1].values["map50-95"] == 0.400  # not the final validation of best.pt (0.401)
+    assert rows[1].values["box_map50-95"] == 0.400  # not the final validation of best.pt (0.401) …
+    final = metrics_where(records, name="box_map50-95", scope="summary")
+    assert [r["value"] for r in final] == [0.401]  # … which is the run's summary
     assert outcome["outcome"] == "completed" and "epochs completed" in outcome["evidence"]
     assert not metrics_where(records, name="batch") and not metrics_where(records, name="lr0")  # settings
 
@@ -69,8 +73,9 @@ def test_yolo_segmentation_columns_and_v5_header() -> None:
     _, rows, _ = parse_text(text)
     assert len(rows) == 1 and rows[0].epoch == 0
     values = rows[0].values
-    assert values["box"] == 0.1065 and values["seg"] == 0.05 and "labels" not in values
-    assert values["map50-95"] == 0.377 and values["mask_map50-95"] == 0.3 and values["mask_p"] == 0.5
+    assert values["box"] == 0.1065 and values["seg"] == 0.05 and values["labels"] == 212
+    assert values["gpu_mem_gb"] == 3.41 and "img_size" not in values
+    assert values["box_map50-95"] == 0.377 and values["mask_map50-95"] == 0.3 and values["mask_p"] == 0.5
 
 
 def test_yolo_84_bar_stopped_with_an_oom_warning_is_truncated() -> None:

@@ -36,6 +36,8 @@ ALSO_IN_ROW = {
     "cesga_fsdp_mnist_2rank": {"cuda_event_elapsed_time"},
     # "Best test accuracy: 85.38%" after the last epoch: a run summary, joined to the last epoch as context
     "python_logging_cifar_gbk_completed": {"best_test_accuracy_pct"},
+    # the epoch bar's GPU_mem ("2.61G") and Instances columns, read since issue 30
+    "ultralytics_two_finetunes_completed": {"gpu_mem_gb", "instances"},
 }
 
 

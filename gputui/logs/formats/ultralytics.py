@@ -8,12 +8,13 @@ Shapes (YOLOv5, YOLOv8/11 with tqdm bars, Ultralytics 8.4 with its own bars):
 - training bar frames, redrawn with ``\\r``: ``      3/40      2.1G      1.234 …  38   768: 100% ━━━━ 5/5
   5.2it/s 1.0s`` (8.4) or ``…  640: 100%|██████████| 8/8 [00:02<00:00,  3.07it/s]`` (tqdm). A running
   frame gives ``step`` values (one per printed second, as tqdm bars); the final frame (n = total) gives
-  the epoch's losses and ``epoch_time_s`` (its elapsed field: training only, not validation). GPU
-  memory, instances and image size are not metrics. The bar's position counts for the outcome;
-- validation header ``Class Images Instances Box(P R mAP50 mAP50-95): 100% …`` (``Mask(…)`` columns
-  become ``mask_p`` …, classification ``classes top1_acc top5_acc``) and its ``all`` row: the row right
-  after an epoch's final frame joins that epoch; other ``all`` rows (evaluations before or after
-  training, the final validation of ``best.pt``) give nothing;
+  the epoch's losses and ``epoch_time_s`` (its elapsed field: training only, not validation), GPU
+  memory (``gpu_mem_gb``: ``14.5G``) and instances; the image size is a setting. The bar's position
+  counts for the outcome;
+- validation header ``Class Images Instances Box(P R mAP50 mAP50-95): 100% …`` (``box_p``,
+  ``box_map50`` …; ``Mask(…)`` columns ``mask_p`` …, classification ``classes top1_acc top5_acc``) and
+  its ``all`` row: the row right after an epoch's final frame joins that epoch; other ``all`` rows
+  (an evaluation outside the loop: the final validation of ``best.pt``) are ``summary`` values;
 - ``40 epochs completed in 0.012 hours.``: training ended, later lines belong to no epoch (the
   outcome reads it as the run's end message, :mod:`gputui.logs.outcome`).
 
@@ -32,7 +33,8 @@ NAME = "ultralytics"
 KEY = "ultralytics"  # ctx.extra: the bar's column names (a header was seen on this stream)
 VAL = "ultralytics_val"  # ctx.extra: (column names) of the latest validation header
 PENDING = "ultralytics_epoch"  # ctx.extra: the epoch whose validation row comes next
-NOT_COLUMNS = frozenset({"gpu_mem", "instances", "size", "labels", "img_size", "images", "class", "classes"})
+NOT_COLUMNS = frozenset({"size", "img_size", "images", "class", "classes"})  # constants, names
+MEMORY_COLUMNS = frozenset({"gpu_mem"})  # "14.5G": gigabytes (torch.cuda.memory_reserved() / 1E9)
 BAR = re.compile(r"^\s*(\d+)/(\d+)\s+([^:]*):\s*(\d{1,3})%(.*?)\s(\d+)/(\d+)(?=\s|$)(.*)$")
 BAR_POSITION = re.compile(r"\s(\d+)/(\d+)(?=\s|$)")
 TQDM_ELAPSED = re.compile(r"^\s*\[(\d+(?::\d\d)+)")
@@ -58,7 +60,14 @@ def _header(text: str) -> tuple[str | None, ...] | None:
     words = text.split()
     if len(words) < 3 or words[0] != "Epoch" or words[1].lower() != "gpu_mem":
         return None
-    return tuple(None if w.lower() in NOT_COLUMNS or not is_metric_name(w) else w for w in words[1:])
+    names = []
+    for word in words[1:]:
+        low = word.lower()
+        if low in MEMORY_COLUMNS:
+            names.append(low + "_gb")
+        else:
+            names.append(None if low in NOT_COLUMNS or not is_metric_name(word) else word)
+    return tuple(names)
 
 
 def _val_header(text: str) -> tuple[str, ...] | None:
@@ -74,7 +83,7 @@ def _val_header(text: str) -> tuple[str, ...] | None:
             continue
         if "(" in word:
             head, word = word.split("(", 1)
-            group = "" if head in ("Box", "") else head.lower() + "_"
+            group = head.lower() + "_" if head else ""
         names.append(group + word.rstrip(")"))
     return tuple(names)
 
@@ -116,7 +125,7 @@ class UltralyticsParser:
         pairs = []
         if len(values) == len(columns):
             for name, value in zip(columns, values, strict=True):
-                number = None if name is None else to_float(value)
+                number = None if name is None else to_float(value.removesuffix("G"))
                 if number is not None:
                     pairs.append((name, number))
         elapsed = _elapsed(m.group(8))
@@ -154,8 +163,8 @@ class UltralyticsParser:
             return None
         epoch = ctx.extra.pop(PENDING, None)
         names = ctx.extra.get(VAL)
-        if epoch is None or not names:
-            return []  # an evaluation outside the training loop
+        if not names:
+            return []
         values = m.group(1).split()
         if len(values) < len(names):
             return []
@@ -165,7 +174,10 @@ class UltralyticsParser:
             if number is not None:
                 pairs.append((name, number))
         out: list[Record] = []
-        emit(out, pairs, NAME, "epoch", ctx, now, epoch)
+        if epoch is None:  # an evaluation outside the training loop (the final one of best.pt)
+            emit(out, pairs, NAME, "summary", ctx, now)
+        else:
+            emit(out, pairs, NAME, "epoch", ctx, now, epoch)
         return out
 
 
