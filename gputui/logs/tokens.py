@@ -29,7 +29,7 @@ UNIT = (
     r"|(?:us|ms|s|sec)\s?/\s?(?:it|iter|iteration|step|batch|img|image|sample)s?\b(?!/)"  # per item: seconds
 )
 TOKEN = re.compile(
-    r"(?<![\w.@/-])(?:(?:"
+    r"(?<![\w.@/#-])(?:(?:"
     r"(?P<date>\d{4}[-/]\d\d[-/]\d\d)(?![\w])"  # a date: no value
     r"|(?P<n>\d+)\s*/\s*(?P<m>\d+)(?![\w/]|\.\w)"  # a position "10/500", a fraction "9845/10000"
     r"|(?P<clock>(?:\d+ days?, )?\d{1,3}:\d\d(?::\d\d)?(?:\.\d+)?)(?![\w:])"  # a duration "0:13:11"
@@ -63,7 +63,8 @@ RATE = re.compile(
 )
 #: What may follow the last number otherwise: a mark of the best value or of a checkpoint saved.
 TAIL = re.compile(
-    r"[\s)\]}|,;.*!<>=-]*(?:\(?best\)?|\*+|saved?|saving\b.*|new best\b.*|<-+.*)?[\s)\]}|,;.*!]*$", re.I
+    r"[\s)\]}|,;.*!<>=-]*(?:\(?best\)?|\*+|saved?|saving\b.*|new best\b.*|<-+.*|per [a-z]+)?[\s)\]}|,;.*!]*$",
+    re.I,
 )
 LIST = re.compile(r"\[([A-Za-z][^\[\]]*)\]\s*[:=]\s*\[([^\[\]]*)\]")
 MODULE_PRINTOUT = re.compile(
@@ -193,9 +194,12 @@ NAME_AFTER = re.compile(
     r"|sentences|frames|episodes)\b(?!\s*[:=])",
     re.IGNORECASE,
 )
+#: The name after a time that has its unit: ``0.2ms preprocess,`` (Ultralytics' and YOLOv5's ``Speed:``).
+UNIT_NAME_AFTER = re.compile(r"\s+([A-Za-z][\w-]*)(?=\s*,|\s+per\b|\s*$)")
 #: A counter printed after its value: ``(after 1 iterations)``, ``3 epochs``.
 COUNTER_AFTER = re.compile(r"\s(iterations?|iters|steps?|epochs?|updates)\b", re.IGNORECASE)
 PAIRED = re.compile(r"(.*[^\s(])\s+\(([A-Za-z][\w ]*)\)")  # "Accuracy (Loss)": two names, two values
+REMARK = re.compile(r"\s*\(\s*[*×]\s*")  # "(* 0.008 = …)": a remark in brackets that opens with an operator
 NESTED = re.compile(r"\[\s*[(\[]\s*$")  # "mom=[(0.9, 0.999), ...]": a list of tuples, settings
 
 
@@ -263,9 +267,13 @@ class _Builder:
         self.paren_name = ""  # "Accuracy (Loss): 0.9 (1.3)": the name of the value in brackets
         self.setting = False  # the value before was a setting (left out)
         self.pair_names: tuple[str, str] | None = None  # "Reconstruction/K-Means Loss": two names
+        self.timed_head = ""  # "Speed: 0.2ms preprocess, 6.2ms inference": the heading of times named after
 
     def add(self, token: re.Match, gap: str, label: Label) -> int | None:
         """Add one number; the offset to read on from (``None``: the line is no metric line)."""
+        if REMARK.fullmatch(gap):  # Caffe's "loss = 9.27 (* 1 = 9.27 loss)": the weighted value, a remark
+            close = self.body.find(")", token.end())
+            return len(self.body) if close < 0 else close + 1
         if NESTED.search(gap):  # "mom=[(0.9, 0.999), (0.9, 0.999)]": a list of tuples, settings
             close = self.body.find("]", token.end())
             return len(self.body) if close < 0 else close + 1
@@ -286,6 +294,13 @@ class _Builder:
         else:
             self.listed = ""
         phrase, self.phrase = self.phrase, False
+        timed = UNIT_NAME_AFTER.match(self.body, token.end()) if token.group("u") else None
+        if timed is not None and unit_of(token).lower() in TIME_UNITS and gap.rstrip()[-1:] in (":", ","):
+            head = self.timed_head = (
+                label.text or self.timed_head
+            )  # "Speed: 0.2ms preprocess, 6.2ms inference"
+            name = f"{head} {timed.group(1)}" if head else timed.group(1)
+            return timed.end() if self._metric(token, name) else None
         if self.setting and gap.lstrip().startswith("("):  # a remark in brackets on a setting
             close = self.body.find(")", token.end())
             return len(self.body) if close < 0 else close + 1

@@ -149,7 +149,7 @@ def test_unread_lists_each_shape_with_its_count_an_example_and_a_draft(
         "            not read: a number no word names",
         "            draft: --pattern '[{n1}] => {n2} @ {n3}ms'",
         "        20  eval #0 ~ 0.500 / 0.900",
-        "            not read: a number no word names",
+        "            not read: words that name no value (a sentence, a command line's flags)",
         "            draft: --pattern 'eval #{n1} ~ {n2} / {n3}'",
     ]
 

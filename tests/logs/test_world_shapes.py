@@ -262,3 +262,18 @@ def test_single_letter_parts_in_capitals_and_a_fractional_epoch_are_read() -> No
 )
 def test_labels_are_the_last_clause_before_the_value(text: str, expected: tuple[str, float]) -> None:
     assert expected in [(n, v) for n, v, _, _ in values(text)]
+
+
+def test_times_named_after_their_value_an_ordinal_and_a_bracketed_remark() -> None:
+    """Ultralytics' ``Speed:`` line names each time after it; Caffe's ``Train net output #2:`` is an
+    index, and ``(* 0.008 = 0.004 loss)`` a remark on the value before it."""
+    speed = "Epoch 1 loss 0.5\nSpeed: 0.2ms preprocess, 6.2ms inference, 0.0ms loss, 1.0ms postprocess per im"
+    got = dict((n, v) for n, v, _, _ in values(speed + "\n"))
+    assert got["speed_preprocess_s"] == 0.0002 and got["speed_postprocess_s"] == 0.001
+    caffe = "".join(
+        f"I0613 17:29:58.112792  1860 solver.cpp:228] Iteration {i}, loss = {9 - i / 100}\n"
+        f"I0613 17:29:58.112792  1860 solver.cpp:244]     Train net output #2: center_loss = {i / 7:.4f}"
+        f" (* 0.008 = {i / 7 * 0.008:.6f} loss)\n"
+        for i in (100, 200)
+    )
+    assert ("center_loss", 28.5714, 200, None) in values(caffe)

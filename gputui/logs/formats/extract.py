@@ -216,7 +216,7 @@ class Extractor:
             name, scale = full_name(label, unit, None)
             value = _value(raw) if ":" in raw else to_float(raw)
             if value is not None and name and is_metric_name(name):
-                pairs.append((name, value * scale))
+                pairs.append((name, scaled(value, scale)))
         return self._emit(head, pairs, epoch, step, ctx, now)
 
     def _emit(
@@ -281,7 +281,7 @@ class Fallback:
                 return None
         records = generic.PARSER.parse_planned(text, plan, ctx, now)
         if records:
-            return records
+            return _fuller(text, found, records, ctx, now)
         extracted = PARSER.records(text, found, ctx, now)
         if extracted is not None:
             return extracted
@@ -291,6 +291,26 @@ class Fallback:
 
 
 FALLBACK = Fallback()
+
+
+def _fuller(
+    text: str, found: tuple[int, Any, Reading], records: list[Record], ctx: Context, now: float
+) -> list[Record]:
+    """The generic parser's records of a line, or, where the extractor reads more of its values
+    (``Speed: 0.2ms preprocess, 6.2ms inference``: the generic parser sees ``Speed: 0.2``), the
+    extractor's values at the same place (scope, epoch, step)."""
+    start, _, reading = found
+    slots = reading.slots
+    if slots is None or reading.anchored or sum(s.kind == "metric" for s in slots) <= len(records):
+        return records
+    pairs = named_values(text[start:], reading)
+    if len(pairs) <= len(records):
+        return records
+    first = records[0].fields
+    out: list[Record] = []
+    stamp = generic.stamp(text[:start]) if start else None
+    emit(out, pairs, NAME, first["scope"], ctx, now, first.get("epoch"), first.get("step"), stamp)
+    return out
 
 
 def why_unread(text: str) -> str:
@@ -326,7 +346,7 @@ def complete(text: str, ctx: Context, now: float, records: list[Record]) -> list
         raw = body[slot.start : slot.end]
         value = _value(raw) if slot.clock else to_float(raw.replace(",", "") if "," in raw else raw)
         if value is not None and value not in have and value * slot.scale not in have:
-            missing.append((slot.name, value * slot.scale))
+            missing.append((slot.name, scaled(value, slot.scale)))
     if not missing:
         return records
     first = next((r.fields for r in records if r.kind == "metric"), None)
@@ -421,6 +441,11 @@ def _measured(body: str, reading: Reading) -> bool:
     return False
 
 
+def scaled(value: float, scale: float) -> float:
+    """A printed value in its name's unit, without the binary fraction's noise (``6.2 ms`` → 0.0062 s)."""
+    return value if scale == 1.0 else float(f"{value * scale:.15g}")
+
+
 def named_values(body: str, reading: Reading) -> list[tuple[str, float]]:
     """(name, value) of every metric slot of a reading of ``body``."""
     pairs = []
@@ -430,5 +455,5 @@ def named_values(body: str, reading: Reading) -> list[tuple[str, float]]:
         raw = body[slot.start : slot.end]
         value = _value(raw) if slot.clock else to_float(raw.replace(",", "") if "," in raw else raw)
         if value is not None:
-            pairs.append((slot.name, value * slot.scale))
+            pairs.append((slot.name, scaled(value, slot.scale)))
     return pairs

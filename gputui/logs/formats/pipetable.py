@@ -112,7 +112,7 @@ class PipeTable:
 
 def _named(label: str, unit: str | None, value: float) -> tuple[str, float]:
     name, scale = full_name(label, unit, None)
-    return name, value * scale
+    return name, value if scale == 1.0 else float(f"{value * scale:.15g}")
 
 
 PARSER = PipeTable()
