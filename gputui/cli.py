@@ -223,6 +223,7 @@ def build_parser() -> argparse.ArgumentParser:
             "gputui",
             "megatron_straggler",
             "pipetable",
+            "darknet",
             "kvtable",
             "ultralytics",
             "fairseq",

@@ -26,6 +26,7 @@ from gputui.logs.aggregate import aggregate
 from gputui.logs.base import Context, LineParser
 from gputui.logs.bounded import remember
 from gputui.logs.formats import (
+    darknet,
     extract,
     fairseq,
     gputui_records,
@@ -56,6 +57,7 @@ FAMILIES: dict[str, tuple[LineParser, ...]] = {
     "gputui": (gputui_records.PARSER,),
     "megatron_straggler": (megatron_straggler.PARSER,),
     "pipetable": (pipetable.PARSER,),
+    "darknet": (darknet.PARSER,),
     "kvtable": (kvtable.PARSER,),
     "ultralytics": (ultralytics.PARSER,),
     "fairseq": (fairseq.PARSER,),
@@ -114,7 +116,8 @@ def _router(parsers: tuple[LineParser, ...]) -> Route:
     return names["route"]  # type: ignore[return-value]
 
 
-LABEL = re.compile(r"^\s{0,4}(\d{1,5}): |^\[rank(\d{1,5})\]:\s?")
+#: an ``srun --label`` prefix (not Darknet's iteration: `` 595: 0.81, 0.86 avg loss, …``)
+LABEL = re.compile(r"^\s{0,4}(\d{1,5}): (?![-\d.]+, [-\d.]+ avg)|^\[rank(\d{1,5})\]:\s?")
 INERT_MAX = 8192
 
 

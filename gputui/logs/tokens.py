@@ -35,7 +35,7 @@ TOKEN = re.compile(
     r"|(?P<clock>(?:\d+ days?, )?\d{1,3}:\d\d(?::\d\d)?(?:\.\d+)?)(?![\w:])"  # a duration "0:13:11"
     r")(?![\w]|\.\w|-\d)"  # a full stop may end the sentence ("Inference done 11/3334.")
     r"|(?P<v>" + VALUE + r")"  # a value; with a unit, a full stop may end its sentence ("0.04 s/iter.")
-    r"(?:(?P<u>\s?(?:" + UNIT + r"))(?![\w]|\.\w|-\d)|(?![\w.]|-\d))"
+    r"(?:(?P<u>\s?(?:" + UNIT + r"))(?![\w]|\.\w|-\d)|(?![\w]|\.\w|\.\d|-\d))"
     r")",
     re.IGNORECASE,
 )

@@ -277,3 +277,22 @@ def test_times_named_after_their_value_an_ordinal_and_a_bracketed_remark() -> No
         for i in (100, 200)
     )
     assert ("center_loss", 28.5714, 200, None) in values(caffe)
+
+
+def test_darknet_iterations_are_no_srun_labels_and_a_series_keeps_its_first_lines() -> None:
+    """`` 595: 0.81, 0.86 avg loss, …`` looks like ``srun --label``'s ``595: ``; it is Darknet's
+    iteration. ``Loaded: 0.000040 seconds`` after each is a series: its first lines wait and keep
+    their step."""
+    text = (
+        " 1: 659.564758, 659.564758 avg, 0.000000 rate, 4.317869 seconds, 64 images\n"
+        "Loaded: 0.000040 seconds\n"
+        " 2: 600.1, 655.2 avg loss, 0.000001 rate, 0.591668 seconds, 128 images, 0.251609 hours left\n"
+        "Loaded: 0.000033 seconds\n"
+    )
+    got = values(text)
+    assert ("avg_loss", 655.2, 2, None) in got and ("images", 128.0, 2, None) in got
+    assert [(n, v, s) for n, v, s, _ in got if n == "loaded_s"] == [
+        ("loaded_s", 4e-05, 1),
+        ("loaded_s", 3.3e-05, 2),
+    ]
+    assert all(r.get("rank") is None for r in parse_bytes(text.encode()))

@@ -371,7 +371,7 @@ def series(text: str, entry: Shape, ctx: Context, now: float) -> list[Record] | 
     """The last stage (``docs/log-formats.md``, *Series*): a line of named values without a counter is
     read at the stream's latest step (or epoch) when its names come back with other numbers and the
     log shows training (a value read on this stream, or a name that only training prints), or at once
-    when both hold; the first line's records wait until then. A line of whole numbers without a unit
+    when both hold; the records of the lines before wait until then. A line of whole numbers without a unit
     needs a training word (``Killing subprocess 8774``, ``nnodes: 2`` are no series)."""
     start, _, reading = entry.found
     body = text[start:] if start else text
@@ -394,37 +394,16 @@ def series(text: str, entry: Shape, ctx: Context, now: float) -> list[Record] | 
         out: list[Record] = []
         emit(out, pairs, NAME, "summary", ctx, now)
         return out
+    stamp = generic.stamp(text[:start]) if start else None
+    scope = "step" if ctx.step is not None else "context"
     if not (state.repeats and (trained or (says_training and state.count >= 3))) and not (
         trained and says_training
     ):
-        if not state.pending:
-            emit(state.pending, pairs, NAME, "context", ctx, now)
+        if state.count < 3:  # the lines before it qualifies (at the third, untrained) wait with it
+            emit(state.pending, pairs, NAME, scope, ctx, now, ctx.epoch, ctx.step, stamp)
         return None
     out, state.pending = state.pending, []  # type: ignore[assignment]
-    if ctx.step is not None:
-        emit(
-            out,
-            pairs,
-            NAME,
-            "step",
-            ctx,
-            now,
-            ctx.epoch,
-            ctx.step,
-            generic.stamp(text[:start]) if start else None,
-        )
-    else:
-        emit(
-            out,
-            pairs,
-            NAME,
-            "context",
-            ctx,
-            now,
-            ctx.epoch,
-            None,
-            generic.stamp(text[:start]) if start else None,
-        )
+    emit(out, pairs, NAME, scope, ctx, now, ctx.epoch, ctx.step, stamp)
     return out
 
 
