@@ -107,6 +107,11 @@ class Counters:
                     self.steps = int(m.group(2))
         self.where = (line, text)
 
+    def saw_epoch(self, epoch: Any) -> None:
+        """An earlier epoch given late (a series' first lines wait): the run's first epoch may be it."""
+        if isinstance(epoch, int) and (self.epoch_first is None or epoch < self.epoch_first):
+            self.epoch_first = epoch
+
     def restarts(self, fields: dict[str, Any]) -> bool:
         """Whether a record's step (or epoch) is back below this run's last one (a rank lagging by
         under 1 % of the steps is not: as :class:`gputui.analysis.steps.StepTracker`)."""

@@ -420,7 +420,7 @@ class OutcomeTracker:
         if failures:
             root = failures[0]
             if root["signal"] == "crashed_traceback":  # the traceback of an interrupt, a kill, an OOM
-                causes = ("interrupted", "cancelled", "time_limit", "oom")
+                causes = ("interrupted", "cancelled", "time_limit", "oom", "nccl_error")
                 root = next((s for s in failures if s["signal"] in causes), root)
             if root.get("reason") == KILLED_REASON:  # the Slurm line after the shell's names the killer
                 root = next((s for s in failures if s["signal"] == "oom"), root)

@@ -48,7 +48,7 @@ TRACEBACK = "Traceback (most recent call last):"
 #: ``Epoch 30/30``, ``epoch [3/10]``: planned work, reached or not; on a line without an epoch counter,
 #: ``iteration 252/ 500`` (Megatron), ``Step 80/100``, ``iter 7/20`` (global counters: short of the total
 #: they show work not reached; at the total they are no evidence of the end, as a bar at 100 %).
-PLANNED = re.compile(r"\bepoch\s*[:\[\s]{0,3}(\d+)\s*/\s*(\d+)", re.IGNORECASE)
+PLANNED = re.compile(r"\bepoch[\"']?\s*[:\[\s\"']{0,4}(\d+)\s*/\s*(\d+)", re.IGNORECASE)  # "epoch": "60/400"
 PLANNED_STEPS = re.compile(r"\b(?:iteration|iter|step|batch)\s*[:\[\s]{0,3}(\d+)\s*/\s*(\d+)", re.IGNORECASE)
 PRINTED_EPOCH = re.compile(r"\bepoch\W{0,3}(\d+)", re.IGNORECASE)
 #: Lines that are no summary after a counter's last line (a failure has its own signal).

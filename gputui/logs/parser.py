@@ -365,6 +365,9 @@ class LogParser:
                     planned.mark(text, records, ctx)  # a step run's planned steps
                 last = records[-1].fields
                 if "step" in last or "epoch" in last:
+                    first = records[0].fields.get("epoch")
+                    if first is not None and first != last.get("epoch"):
+                        tracker.counters.saw_epoch(first)  # a series' waiting lines, given now
                     tracker.progress(line, text, last, ctx.extra)
             elif any(word in text for word in planned.WORDS):
                 planned.note_setting(text, ctx)

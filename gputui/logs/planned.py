@@ -19,8 +19,9 @@ from gputui.stream.records import Record
 KEY = "steps_planned"  # ctx.extra: the planned steps a setting stated
 EPOCHS_KEY = "epochs_planned"  # ctx.extra: the planned epochs a setting stated
 SETTING = re.compile(
-    r"(?<![\w-])(?:-{0,2})(?:max_steps|max_iters?|train_iters|total_steps|num_training_steps|num_iterations"
-    r"|total_iters|max_iterations|train_steps|num_train_steps|Total optimization steps|Max steps)"
+    r"(?<![\w-])(?:-{0,2})(?:max_steps|max[_ ]iters?|max[_ ]iterations|train_iters|total_steps"
+    r"|num_training_steps|num_iterations|total_batch(?:es)?"
+    r"|total_iters|train_steps|num_train_steps|Total optimization steps|Max steps)"
     r"[\"']?\s*(?:[:=]|\.{2,})?\s*(\d[\d,_]*)(?![\d.])",
     re.IGNORECASE,
 )
@@ -29,7 +30,7 @@ EPOCHS_SETTING = re.compile(
     r"|num_train_epochs|train_epochs|Num Epochs|Total epochs)[\"']?\s*(?:[:=]|\.{2,})?\s*(\d+)(?![\d.])",
     re.IGNORECASE,
 )
-WORDS = ("steps", "iters", "STEPS", "ITERS", "poch", "POCH", "Max", "max_", "MAX_")
+WORDS = ("steps", "iters", "STEPS", "ITERS", "poch", "POCH", "Max", "max_", "MAX_", "max iter", "total_batch")
 
 
 def note_setting(text: str, ctx: Context) -> None:

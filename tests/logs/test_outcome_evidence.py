@@ -130,3 +130,36 @@ def test_a_file_that_stops_inside_an_epoch_is_truncated() -> None:
         f"epoch : 0 [{b}/21279] Train loss: 0.0{b % 9 + 1},Valid loss: 0.07\n" for b in range(21270, 21280)
     )
     assert outcome(whole)[0] != "truncated"
+
+
+def test_planned_work_from_settings_and_counters_written_several_ways() -> None:
+    """``max iter: 100000`` (a space), ``total_batch=1082``, ``"epoch": "60/400"`` in a JSON line: each
+    states the plan; the file stopping short of it is truncated."""
+    iters = "max iter: 100000\n" + "".join(f"Iteration {i}: loss 0.{i % 9 + 1}\n" for i in range(0, 2021, 20))
+    assert outcome(iters)[0] == "truncated"
+    batches = "eopch=0 total_batch=1082\n" + "".join(
+        f"step={s} loss={1 / (s + 1):.4f}\n" for s in range(0, 230, 10)
+    )
+    assert outcome(batches)[0] == "truncated"
+    stats = "".join(
+        f'json_stats: {{"_type": "train_epoch", "epoch": "{e}/400", "loss": 0.{e}}}\n' for e in range(1, 61)
+    )
+    assert outcome(stats)[0] == "truncated"
+
+
+def test_a_watchdog_timeout_is_the_cause_of_the_traceback_after_it() -> None:
+    text = (
+        EPOCHS
+        + "[E ProcessGroupNCCL.cpp:828] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL()\n"
+        + "Traceback (most recent call last):\n"
+        + '  File "train.py", line 3, in <module>\n'
+        + "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: train.py FAILED\n"
+    )
+    assert outcome(text)[0] == "nccl_error"
+
+
+def test_the_first_epoch_of_a_series_that_waited_counts_from_zero() -> None:
+    """``epoch:0`` headers, the values on their own lines (a series, read from its second line on):
+    the 30 planned epochs 0..29 were all run."""
+    text = "--epochs 30\n" + "".join(f"epoch:{e}\nlr: {0.02 * 0.9**e:.6f}\n" for e in range(30))
+    assert outcome(text)[0] == "completed"
