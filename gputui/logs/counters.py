@@ -67,7 +67,8 @@ class Counters:
         self.epochs: int | None = None
         self.where: tuple[int, str] | None = None  # the last counter line: line, text
         self.per_epoch = False  # the step counter started again with an epoch: it counts batches
-        self.batches: int | None = None  # an epoch's batches, from its step's "s/M"
+        # the last step line with an epoch and a "/": its "s/M" may give the epoch's batches (read at the end)
+        self.batches: tuple[str, int] | None = None
         self.counted = -1  # the last line where the step or the epoch went on
 
     def note(self, line: int, text: str, fields: dict[str, Any], extra: dict[str, Any]) -> None:
@@ -80,7 +81,7 @@ class Counters:
         ):
             self.counted = line  # a counter that went on (an evaluation at the last step does not)
         if isinstance(step, int):
-            self.batches = _batches_of(text, step) if isinstance(epoch, int) and "/" in text else None
+            self.batches = (text, step) if isinstance(epoch, int) and "/" in text else None
             if self.step is not None and step > self.step:
                 self.gap = step - self.step
             self.step = step
@@ -126,11 +127,13 @@ class Counters:
             return None
         line, text = self.where
         info: dict[str, Any] = {"evidence": text.strip()[:500], "line": line}
-        mid_epoch = self.batches is not None and self.step is not None and self.step + self.gap < self.batches
-        if mid_epoch:  # the file stops inside an epoch: planned work visibly not done
+        batches = _batches_of(*self.batches) if self.batches is not None else None
+        if (
+            batches is not None and self.step is not None and self.step + self.gap < batches
+        ):  # the file stops inside an epoch: planned work visibly not done
             return "truncated", {
                 **info,
-                "reason": f"epoch {self.epoch} stops at batch {self.step} of {self.batches}",
+                "reason": f"epoch {self.epoch} stops at batch {self.step} of {batches}",
             }
         if self.epoch is not None and self.epochs is None and (self.per_epoch or self.steps is None):
             return None  # an epoch run's steps count each epoch's batches: only its epochs tell
