@@ -27,7 +27,7 @@ from gputui.logs.bounded import remember
 from gputui.stream.names import canonical_metric_name, is_valid_metric_name
 from gputui.stream.records import SCHEMA_VERSION, Record
 
-NUM = r"(?:[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)\b)"
+NUM = r"(?:[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)\b(?!\s*[=:]))"  # not "nan=False"
 NUM_RE = re.compile(NUM, re.IGNORECASE)
 SCOPES = ("step", "epoch", "context", "summary")
 
@@ -105,6 +105,9 @@ SETTING_SUFFIXES = (
     "_heads",
     "_updates",
     "_iters",
+    "_idx",  # "batch_idx: 0": an index, not a measurement
+    "_id",
+    "_py",  # "materialize.py:135": a source file's line, not a value
 )
 
 

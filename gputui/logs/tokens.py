@@ -21,7 +21,7 @@ NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)"
 #: A value: signed, with a fraction or an exponent, or grouped in thousands (``10,690,944``).
 VALUE = (
     r"[-+]?(?:\d{1,3}(?:,\d{3})+(?!\d|,\d)|\d+)(?:\.\d*)?(?:[eE][-+]?\d+)?"
-    r"|[-+]?\.\d+(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)"
+    r"|[-+]?\.\d+(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)(?!\s*[=:])"  # "nan=False": a key, not a value
 )
 UNIT = (
     r"%|(?:us|µs|ms|s|sec|secs|seconds|min|mins|minutes|h|hr|hrs|hours)(?![\w/])"
@@ -30,7 +30,7 @@ UNIT = (
 )
 TOKEN = re.compile(
     r"(?<![\w.@/#-])(?:(?:"
-    r"(?P<date>\d{4}[-/]\d\d[-/]\d\d)(?![\w])"  # a date: no value
+    r"(?P<date>\d{4}[-/]\d\d[-/]\d\d(?:[_T]\d\d[:_]\d\d(?:[:_]\d\d)?)?)(?![\w])"  # a date, a time
     r"|(?P<n>\d+)\s*/\s*(?P<m>\d+)(?![\w/]|\.\w)"  # a position "10/500", a fraction "9845/10000"
     r"|(?P<clock>(?:\d+ days?, )?\d{1,3}:\d\d(?::\d\d)?(?:\.\d+)?)(?![\w:])"  # a duration "0:13:11"
     r")(?![\w]|\.\w|-\d)"  # a full stop may end the sentence ("Inference done 11/3334.")

@@ -296,3 +296,19 @@ def test_darknet_iterations_are_no_srun_labels_and_a_series_keeps_its_first_line
         ("loaded_s", 3.3e-05, 2),
     ]
     assert all(r.get("rank") is None for r in parse_bytes(text.encode()))
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "08/21 [01:53:34] INFO     | >> [*] Computing dataset      data_utils.py:223",  # file:line
+        "  time      : 2025-08-21_01:46:32",  # a date and time joined by _
+        "slurmstepd: error: *** JOB 267035 ON dgx-06 CANCELLED AT 2025-08-21T02:35:44 ***",
+        "[Check] input_latents: nan=False, inf=False, shape=torch.Size([1, 16, 7, 50, 80])",  # keys named nan
+        "training_step -> batch keys: dict_keys(['video_id']), batch_idx: 0, batch_size: 1",  # an index
+    ],
+)
+def test_no_value_in_references_dates_keys_and_indexes(line: str) -> None:
+    """Lines of a job that trained (``step 1 loss 0.5`` before) that still hold no measurement."""
+    trained = "step 1 loss 0.5\nstep 2 loss 0.4\n"
+    assert values(trained + line + "\n" + line.replace("1", "2") + "\n")[2:] == []
