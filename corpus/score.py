@@ -28,8 +28,8 @@ OUTCOMES = (
 )
 NON_ALNUM = re.compile(r"[^a-z0-9]+")
 TIME = {"us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0, "seconds": 1.0}
-TIME.update({"min": 60.0, "mins": 60.0, "minute": 60.0, "minutes": 60.0, "h": 3600.0, "hr": 3600.0, "hrs": 3600.0})
-TIME.update({"hour": 3600.0, "hours": 3600.0})
+TIME.update({"min": 60.0, "mins": 60.0, "minute": 60.0, "minutes": 60.0})
+TIME.update({"h": 3600.0, "hr": 3600.0, "hrs": 3600.0, "hour": 3600.0, "hours": 3600.0})
 COUNT = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9}
 MEMORY = {"k": "_kib", "kb": "_kb", "kib": "_kib", "m": "_mib", "mb": "_mb", "mib": "_mib"}
 MEMORY.update({"g": "_gib", "gb": "_gb", "gib": "_gib", "tb": "_tb", "tib": "_tib"})

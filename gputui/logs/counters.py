@@ -89,8 +89,8 @@ class Counters:
             if isinstance(total, int) and total > 0:
                 self.steps = total
         if isinstance(epoch, int):
-            if self.epoch_first is None:
-                self.epoch_first = epoch
+            if self.epoch_first is None or epoch < self.epoch_first:
+                self.epoch_first = epoch  # the lowest: a settings line's "epoch: 30" may come first
             self.epoch = epoch
             total = extra.get(EPOCHS_KEY)
             if isinstance(total, int):

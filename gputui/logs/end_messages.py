@@ -181,6 +181,14 @@ END_MESSAGES: tuple[EndMessage, ...] = (
     ),
     EndMessage(
         "scripts",
+        "Saved final model to: runs/exp/model_final",
+        r"\b(?:saved|saving|wrote|writing)\s+(?:the\s+)?final\s+(?:model|checkpoint|weights|policy)\b"
+        r"|\bfinal\s+(?:model|checkpoint|weights|policy)\s+(?:is\s+|was\s+)?(?:saved|written|stored)\b",
+        "a script saving its final model after its loop (not a checkpoint along the way)",
+        anywhere=False,
+    ),
+    EndMessage(
+        "scripts",
         "exit code 0",
         r"\bexit(?:ed)?(?: with)? (?:status|code):? 0\b",
         "a wrapper reporting the program's exit status 0",

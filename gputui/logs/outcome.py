@@ -103,6 +103,7 @@ _KEYS = (
     "eyboard interrupt",
     "Early Stop",
     "not improving",
+    "quitting training",
 )
 MAX_TRACEBACK_FRAMES = 400
 _KEY_RE = re.compile("|".join(re.escape(k) for k in _KEYS))
@@ -136,6 +137,7 @@ _GATE = tuple(
         rb"eyboard [Ii]nterrupt",
         rb"Early Stop",
         rb"not improving",
+        rb"quitting training",
     )
 )
 MAX_EARLIER_RUNS = 20

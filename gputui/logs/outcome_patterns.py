@@ -23,7 +23,7 @@ INTERRUPT = re.compile(
 )
 #: Terminated from outside (scancel without Slurm's banner, a preemption, torchrun passing SIGTERM on).
 TERMINATED = re.compile(
-    r"got signal: 15\b|Received 15 death signal|received SIGTERM|SIGTERM received|Caught SIGTERM"
+    r"got signal: 15\b|Received 15 death signal|[Rr]eceived SIGTERM|SIGTERM received|Caught SIGTERM"
     r"|^\s*Terminated\s*$"
 )
 CRASH = re.compile(
@@ -39,7 +39,7 @@ KILLED_REASON = "killed by SIGKILL: the OOM killer is likely (host memory: check
 EARLY = re.compile(
     r"Epoch \d+: early stopping|Signaling Trainer to stop|\bEarly stopping\b|early stopping at epoch"
     r"|\b[Ee]arly[ _]?[Ss]topping (?:triggered|at)\b|\bStopping early\b|\bEarly Stop!"
-    r"|not improving\b.*[Ss]top"
+    r"|not improving\b.*[Ss]top|\bquitting training\b"  # flair: "… - quitting training!"
 )
 #: ``EarlyStopping counter: 9 out of 8``: the patience ran out when the count reaches its bound.
 PATIENCE = re.compile(r"EarlyStopping counter: (\d+) out of (\d+)")

@@ -369,8 +369,8 @@ class LogParser:
                     if first is not None and first != last.get("epoch"):
                         tracker.counters.saw_epoch(first)  # a series' waiting lines, given now
                     tracker.progress(line, text, last, ctx.extra)
-            elif any(word in text for word in planned.WORDS):
-                planned.note_setting(text, ctx)
+            if any(word in text for word in planned.WORDS):
+                planned.note_setting(text, ctx)  # also on a line that gave records ("…, epochs: 30.")
             if ctx.stated_epoch:
                 ctx.stated_epoch = False
                 if records:

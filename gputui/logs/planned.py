@@ -20,17 +20,32 @@ KEY = "steps_planned"  # ctx.extra: the planned steps a setting stated
 EPOCHS_KEY = "epochs_planned"  # ctx.extra: the planned epochs a setting stated
 SETTING = re.compile(
     r"(?<![\w-])(?:-{0,2})(?:max_steps|max[_ ]iters?|max[_ ]iterations|train_iters|total_steps"
-    r"|num_training_steps|num_iterations|total_batch(?:es)?"
+    r"|num_training_steps|num_iterations|total_batch(?:es)?|niter"
     r"|total_iters|train_steps|num_train_steps|Total optimization steps|Max steps)"
-    r"[\"']?\s*(?:[:=]|\.{2,})?\s*(\d[\d,_]*)(?![\d.])",
+    r"[\"']?\s*(?:[:=]|\.{2,})?\s*(\d[\d,_]*)(?!\d|\.\d)",
     re.IGNORECASE,
 )
 EPOCHS_SETTING = re.compile(
     r"(?<![\w-])(?:-{0,2})(?:num_epochs|max_epochs?|epochs|epoch_num|n_epochs|nb_epochs|total_epochs"
-    r"|num_train_epochs|train_epochs|Num Epochs|Total epochs)[\"']?\s*(?:[:=]|\.{2,})?\s*(\d+)(?![\d.])",
+    r"|num_train_epochs|train_epochs|Num Epochs|Total epochs|training epochs?)"
+    r"[\"']?\s*(?:[:=]|\.{2,})?\s*(\d+)(?!\d|\.\d)",
     re.IGNORECASE,
 )
-WORDS = ("steps", "iters", "STEPS", "ITERS", "poch", "POCH", "Max", "max_", "MAX_", "max iter", "total_batch")
+WORDS = (
+    "steps",
+    "iters",
+    "STEPS",
+    "ITERS",
+    "poch",
+    "POCH",
+    "Max",
+    "max_",
+    "MAX_",
+    "max iter",
+    "total_batch",
+    "niter",
+    "training epoch",
+)
 
 
 def note_setting(text: str, ctx: Context) -> None:

@@ -68,8 +68,9 @@ def _trainer(epochs: int, finish: bool) -> bytes:
 def test_gputui_trainer_end_record_is_the_evidence_and_a_cut_log_is_not_completed() -> None:
     status, evidence = outcome(_trainer(3, finish=True))
     assert status == "completed" and ("train_finished" in evidence or evidence == "training finished")
-    assert outcome(_trainer(3, finish=False))[0] == "unknown"
-    assert outcome(_trainer(2, finish=False))[0] == "unknown"
+    # without the end record, the plan its start record states (epochs=3) decides (issue 30)
+    assert outcome(_trainer(3, finish=False))[0] == "completed"
+    assert outcome(_trainer(2, finish=False))[0] == "truncated"
 
 
 def test_a_requeued_run_is_decided_by_its_last_run() -> None:
@@ -163,3 +164,22 @@ def test_the_first_epoch_of_a_series_that_waited_counts_from_zero() -> None:
     the 30 planned epochs 0..29 were all run."""
     text = "--epochs 30\n" + "".join(f"epoch:{e}\nlr: {0.02 * 0.9**e:.6f}\n" for e in range(30))
     assert outcome(text)[0] == "completed"
+
+
+def test_more_ways_to_state_plans_stop_early_and_finish() -> None:
+    """flair's annealing quits (``learning rate too small - quitting training!``); ``niter: 600000``
+    and ``training epoch: 30`` state a plan; ``Saved final model to:`` ends a script; Lightning's
+    ``Received SIGTERM: 15`` is a termination."""
+    assert outcome(EPOCHS + "learning rate too small - quitting training!\n")[0] == "early_stopped"
+    iters = "  niter: 600000\n" + "".join(
+        f"[epoch: 19, iter: {i:,}, lr:(1.7e-04,)] l_pix: 5.1e-03\n" for i in (121300, 121400)
+    )
+    assert outcome(iters)[0] == "truncated"
+    epochs = "Data size: 149690, batch size: 500, training epoch: 30.\n" + "".join(
+        f"Epoch {e:04d} in static KGE | Ave Loss: {9 - e / 10:.4f}\n" for e in range(30)
+    )
+    assert outcome(epochs)[0] == "completed"
+    assert outcome(EPOCHS + "Saved final model to: runs/exp/model_final\n")[0] == "completed"
+    assert outcome(EPOCHS + "Saved model to runs/exp/ckpt_3\n")[0] == "unknown"
+    sigterm = "Epoch 0:  31%|███       | 1225/3999 [1:07:35<2:33:02,  3.31s/it] Received SIGTERM: 15\n"
+    assert outcome(sigterm)[0] == "cancelled"
