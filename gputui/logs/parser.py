@@ -369,8 +369,8 @@ class LogParser:
                     if first is not None and first != last.get("epoch"):
                         tracker.counters.saw_epoch(first)  # a series' waiting lines, given now
                     tracker.progress(line, text, last, ctx.extra)
-            if any(word in text for word in planned.WORDS):
-                planned.note_setting(text, ctx)  # also on a line that gave records ("…, epochs: 30.")
+            if (not records or planned.unplanned(ctx)) and any(word in text for word in planned.WORDS):
+                planned.note_setting(text, ctx)  # on a line that gave records too, until a plan is known
             if ctx.stated_epoch:
                 ctx.stated_epoch = False
                 if records:

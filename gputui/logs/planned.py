@@ -48,6 +48,12 @@ WORDS = (
 )
 
 
+def unplanned(ctx: Context) -> bool:
+    """No planned steps or epochs known on this stream yet."""
+    extra = ctx.extra
+    return KEY not in extra and EPOCHS_KEY not in extra
+
+
 def note_setting(text: str, ctx: Context) -> None:
     """Remember a planned-steps or planned-epochs setting printed on this stream (``max_steps: 19073``,
     ``'epochs': 10``)."""
