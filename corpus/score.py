@@ -12,20 +12,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from corpus import HERE, entries, load, log_bytes, logs_dir
+from gputui.stream.records import OUTCOMES as OUTCOMES  # the statuses an entry's outcome may have
 
-OUTCOMES = (
-    "completed",
-    "early_stopped",
-    "cancelled",
-    "time_limit",
-    "oom",
-    "nccl_error",
-    "crashed",
-    "crashed_traceback",
-    "interrupted",
-    "truncated",
-    "unknown",
-)
 NON_ALNUM = re.compile(r"[^a-z0-9]+")
 TIME = {"us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0, "seconds": 1.0}
 TIME.update({"min": 60.0, "mins": 60.0, "minute": 60.0, "minutes": 60.0})
