@@ -63,7 +63,9 @@ TIME_WORDS = frozenset({"in", "took", "after", "within"})
 STATE_VERBS = frozenset({"is", "was", "are", "were", "equals", "reached", "becomes", "now"})
 LEADING = frozenset({"with", "and", "the", "a", "an", "got", "has", "have", "had"})
 #: Separators inside the text before a number; what follows the last one is the label.
-CUT = re.compile(r"\s*(?:\||\t|;|,|\s{2,}|\s-\s|=>|->|\]\s*|\)\s+|\}|\*+|(?<=[a-z]{4})\.\s+(?=[A-Z]))\s*")
+CUT = re.compile(
+    r"\s*(?:\||\t|;|,|\s{2,}|\s-\s|=>|->|\]\s*|\)\s+|\}|\*+|(?<=[a-z]{4})\.\s+(?=[A-Z])|[=:][^\s=:]+\s+)\s*"
+)  # "phase=dense reward": a key's text value
 PAIRS = {"(": ")", "[": "]", "{": "}"}
 CLOSES = {v: k for k, v in PAIRS.items()}
 FLAG = re.compile(r"--[\w-]+|-[A-Za-z]{1,2}")

@@ -64,16 +64,17 @@ SPLIT_WORDS = {
     "test": "test_",
     "testing": "test_",
 }
-KNOWN_SPLITS = ("train", "val", "valid", "eval", "test")
+KNOWN_SPLITS = ("train", "val", "valid", "eval", "test", "dev")
 LABEL_UNIT = re.compile(r"\s*[(\[]\s*(%|[a-zA-Zµ]{1,7})\s*[)\]]\s*$")
 SEPARATORS = re.compile(r"[^a-z0-9/-]+")
 AT_DIGIT = re.compile(r"@(?=\d)")
+PER_SECOND = re.compile(r"(?<=[a-z])/(?:s|sec|second)$")  # a rate's name: "tokens/s" → "tokens_per_s"
 
 
 @lru_cache(maxsize=4096)
 def label_name(label: str) -> str:
     """Rule 2: ``Test. Acc.`` → ``test_acc``, ``Acc@1`` → ``acc1``, ``GPU Mem`` → ``gpu_mem``."""
-    name = AT_DIGIT.sub("", label.strip().lower())
+    name = PER_SECOND.sub("_per_s", AT_DIGIT.sub("", label.strip().lower()))  # "Global Tokens/s"
     return SEPARATORS.sub("_", name).strip("_-")
 
 

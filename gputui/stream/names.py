@@ -80,7 +80,11 @@ ALIASES: dict[str, str] = {
     "tok/sec": "tokens_per_s",
     "tok_s": "tokens_per_s",
     "tok_sec": "tokens_per_s",
+    "tok_per_s": "tokens_per_s",
     "tokens_per_sec": "tokens_per_s",
+    "samples/sec": "samples_per_s",
+    "samples_sec": "samples_per_s",
+    "samples_per_sec": "samples_per_s",
     "steps_per_second": "steps_per_s",
     "runtime": "runtime_s",
 }

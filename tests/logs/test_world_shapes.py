@@ -98,6 +98,14 @@ def values(text: str) -> list[tuple[str, float, int | None, int | None]]:
             "Training progress:  10%|█    | 3000/30000 [00:30<04:30, 98.1it/s, Loss=0.1230]",
             [("loss", 0.123, 3000)],
         ),
+        # "DEV" is a split; a key's text value is no part of the next name; a rate per second
+        ("step 5 | DEV : loss 0.52 | acc 0.9", [("val_loss", 0.52, 5), ("val_accuracy", 0.9, 5)]),
+        ("step 10 phase=dense reward 0.75 kl 0.01", [("reward", 0.75, 10), ("kl", 0.01, 10)]),
+        (
+            "step 20 | loss 2.1 | Global Tokens/s 123456.7",
+            [("loss", 2.1, 20), ("global_tokens_per_s", 123456.7, 20)],
+        ),
+        ("step 20 | loss 2.1 | samples/sec 55.2", [("loss", 2.1, 20), ("samples_per_s", 55.2, 20)]),
     ],
 )
 def test_a_line_gives_every_value_it_prints(line: str, expected: list) -> None:
