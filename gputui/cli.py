@@ -224,6 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
             "megatron_straggler",
             "pipetable",
             "darknet",
+            "flower",
             "kvtable",
             "ultralytics",
             "fairseq",

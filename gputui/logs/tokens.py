@@ -35,7 +35,8 @@ TOKEN = re.compile(
     r"|(?P<clock>(?:\d+ days?, )?\d{1,3}:\d\d(?::\d\d)?(?:\.\d+)?)(?![\w:])"  # a duration "0:13:11"
     r")(?![\w]|\.\w|-\d)"  # a full stop may end the sentence ("Inference done 11/3334.")
     r"|(?P<v>" + VALUE + r")"  # a value; with a unit, a full stop may end its sentence ("0.04 s/iter.")
-    r"(?:(?P<u>\s?(?:" + UNIT + r"))(?![\w]|\.\w|-\d)|(?![\w]|\.\w|\.\d|-\d))"
+    r"(?:/(?P<total>\d+(?:\.\d+)?)(?P<tu>\s?[KMGT]i?B)(?![\w]|\.\w)"  # memory of a total "9.8/15.9GB"
+    r"|(?P<u>\s?(?:" + UNIT + r"))(?![\w]|\.\w|-\d)|(?![\w]|\.\w|\.\d|-\d))"
     r")",
     re.IGNORECASE,
 )
@@ -113,7 +114,7 @@ NO_VALUE = "no value beside its counters"
 
 def unit_of(token: re.Match) -> str:
     """A value's unit as printed; a time per item (``0.0389 s/iter``, ``8 ms/step``) is its time unit."""
-    unit = (token.group("u") or "").strip()
+    unit = (token.group("u") or token.group("tu") or "").strip()
     return unit.split("/", 1)[0].strip() if "/" in unit and not unit.startswith("TFLOP") else unit
 
 
@@ -328,6 +329,8 @@ class _Builder:
         kind = counter_kind(label.text)
         if kind == "epoch" and label.text.lower() == "ep" and any(s.kind == "step" for s in self.slots):
             kind = None  # "step:400 ep:40": episodes, the step counts
+        if kind == "step" and label.text.lower() == "batch" and any(s.kind == "step" for s in self.slots):
+            return token.end()  # "[000500/50000] … | batch 16": after the line's position, a batch size
         if kind is not None:
             raw = token.group("v")
             if raw is None or not raw.isdigit():
@@ -435,7 +438,7 @@ class _Builder:
             not name
             or name.split("_")[0] in SKIP_NAMES
             or not is_metric_name(name)
-            or not is_metric_name(label)  # "SLURM_PROCID: 0"
+            or not (is_metric_name(label) or unit == "%")  # "SLURM_PROCID: 0"; "GPU 92%" is a use
         ):
             self.last_name = ""
             self.setting = True  # "Effective batch size: 512 (ratio: 10)": a remark on it follows

@@ -98,6 +98,17 @@ def values(text: str) -> list[tuple[str, float, int | None, int | None]]:
             "Training progress:  10%|█    | 3000/30000 [00:30<04:30, 98.1it/s, Loss=0.1230]",
             [("loss", 0.123, 3000)],
         ),
+        # memory of a total ("9.8/15.9GB": the total is a constant), a device's use in %, a batch size
+        (
+            "[000500/50000] X4K    | loss 0.0488 | VRAM 9.8/15.9GB (62%) | GPU 0% | 3.04 it/s | batch 16",
+            [
+                ("loss", 0.0488, 500),
+                ("vram_gb", 9.8, 500),
+                ("vram_pct", 62.0, 500),
+                ("gpu_pct", 0.0, 500),
+                ("it_per_s", 3.04, 500),
+            ],
+        ),
         # "DEV" is a split; a key's text value is no part of the next name; a rate per second
         ("step 5 | DEV : loss 0.52 | acc 0.9", [("val_loss", 0.52, 5), ("val_accuracy", 0.9, 5)]),
         ("step 10 phase=dense reward 0.75 kl 0.01", [("reward", 0.75, 10), ("kl", 0.01, 10)]),
