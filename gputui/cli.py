@@ -225,6 +225,7 @@ def build_parser() -> argparse.ArgumentParser:
             "pipetable",
             "darknet",
             "flower",
+            "sample_factory",
             "kvtable",
             "ultralytics",
             "fairseq",

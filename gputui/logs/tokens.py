@@ -398,6 +398,8 @@ class _Builder:
         if self.pending and all(w in STATE_VERBS for w in gap.strip(" =(:").split()):
             label, self.pending = self.pending, ""
             return token.end() if self._metric(token, label) else None
+        if last and gap.strip() in ("+/-", "±", "+-"):  # "episode_reward=115.83 +/- 0.00": its spread
+            return token.end() if self._metric(token, f"{self.last_label} std") else None
         closes = body[token.end() :].lstrip()[:1] == ")"
         if opened and last and gap.strip() == "(" and closes and self.paren_name:
             label, self.paren_name = self.paren_name, ""
