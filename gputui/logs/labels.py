@@ -93,6 +93,8 @@ def counter_kind(label: str) -> str | None:
     last = words[-1].strip(":#[(") if words else ""
     if any(word in QUANTITY_WORDS for word in words[:-1]):
         return None  # "number of skipped iterations: 0": a quantity, not the counter
+    if len(words) > 1 and words[-2] == "best":
+        return None  # "best epoch 22": which one was best, not where the run is
     if last in EPOCH_WORDS:
         return "epoch"
     if last in STEP_WORDS or label.lower().strip() == "global_step":

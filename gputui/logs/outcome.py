@@ -104,6 +104,9 @@ _KEYS = (
     "Early Stop",
     "not improving",
     "quitting training",
+    "arly stop ",
+    ": error: ",
+    "Logging error",
 )
 MAX_TRACEBACK_FRAMES = 400
 _KEY_RE = re.compile("|".join(re.escape(k) for k in _KEYS))
@@ -138,9 +141,13 @@ _GATE = tuple(
         rb"Early Stop",
         rb"not improving",
         rb"quitting training",
+        rb"arly stop ",
+        rb": error: ",
+        rb"Logging error",
     )
 )
 MAX_EARLIER_RUNS = 20
+LOGGING_ERROR = "--- Logging error ---"  # Python's logging.Handler.handleError, before its traceback
 SURVIVED_FRAMES = 10  # frames of training after a traceback that show it was survived
 
 
@@ -211,6 +218,7 @@ class OutcomeTracker:
         self._kinds: set[str] = set()
         self._open_tb: dict[str, Any] | None = None
         self.tb: dict[str, Any] | None = None  # the traceback being read
+        self.logging_error = -2  # the line of logging's latest "--- Logging error ---"
         # set by the parser on every frame with records: training output since the latest start marker
         # that followed the end of a run (see _start); _trained_before: any training output before it
         self.saw_training = False
@@ -278,7 +286,11 @@ class OutcomeTracker:
         if self.tb is not None:
             out.extend(self._traceback_line(text, line, rank, now))
         if TRACEBACK in text:
-            self.tb = {"line": line, "text": text, "rank": rank, "frames": 0}
+            logged = self.logging_error == line - 1  # logging's "--- Logging error ---": it goes on
+            self.tb = {"line": line, "text": text, "rank": rank, "frames": 0, "logging": logged}
+            return out
+        if LOGGING_ERROR in text:
+            self.logging_error = line
             return out
         if any(key in text for key in _FINISH_TEXT) and FINISH.search(text) is not None:
             self.finished = (line, text.strip()[:500])
@@ -327,6 +339,8 @@ class OutcomeTracker:
         if EXCEPTION.match(stripped) is None and tb["frames"] < MAX_TRACEBACK_FRAMES:
             return []  # another rank's output between the traceback's lines
         self.tb = None
+        if tb["logging"]:
+            return []  # a message logging could not format: reported, and the program went on
         if (
             OOM.search(stripped)
             or NCCL.search(stripped)

@@ -30,6 +30,7 @@ CRASH = re.compile(
     r"Memory access fault by GPU|an illegal memory access was encountered|device-side assert triggered|"
     r"hipErrorIllegalAddress|Segmentation fault|SIGSEGV|core dumped|"
     r"\b[Ee]xited with (?:exit )?(?:code|status) -?[1-9]\d*|\breturned non-zero exit status"
+    r"|: error: (?:unrecognized arguments|the following arguments are required|argument )"  # argparse
     r"|^\s*Aborted(?: \(core dumped\))?\s*$"
 )
 #: A task killed by SIGKILL: the shell's ``Killed`` (alone, or bash's ``line 12: 4242 Killed  python t.py``)
@@ -40,6 +41,7 @@ EARLY = re.compile(
     r"Epoch \d+: early stopping|Signaling Trainer to stop|\bEarly stopping\b|early stopping at epoch"
     r"|\b[Ee]arly[ _]?[Ss]topping (?:triggered|at)\b|\bStopping early\b|\bEarly Stop!"
     r"|not improving\b.*[Ss]top|\bquitting training\b"  # flair: "… - quitting training!"
+    r"|\b[Ee]arly stop(?:ped)? (?:after|at) "  # "early stop after 28 epochs (no improvement for 6)"
 )
 #: ``EarlyStopping counter: 9 out of 8``: the patience ran out when the count reaches its bound.
 PATIENCE = re.compile(r"EarlyStopping counter: (\d+) out of (\d+)")

@@ -26,7 +26,7 @@ SETTING = re.compile(
     re.IGNORECASE,
 )
 EPOCHS_SETTING = re.compile(
-    r"(?<![\w-])(?:-{0,2})(?:num_epochs|max_epochs?|epochs|epoch_num|n_epochs|nb_epochs|total_epochs"
+    r"(?<![\w-])(?:-{0,2})(?:num_epochs?|max_epochs?|epochs|epoch_num|n_epochs?|nb_epochs|total_epochs"
     r"|num_train_epochs|train_epochs|Num Epochs|Total epochs|training epochs?)"
     r"[\"']?\s*(?:[:=]|\.{2,})?\s*(\d+)(?!\d|\.\d)",
     re.IGNORECASE,

@@ -1,4 +1,4 @@
-"""Flower's server lines (``gputui.logs.formats.flower``): rounds are steps, History's repeats are not read."""
+"""Flower's server lines (``gputui.logs.formats.flower``): rounds are steps; History's repeats not read."""
 
 from __future__ import annotations
 

@@ -188,3 +188,41 @@ def test_the_planned_total_without_a_summary_or_short_of_it_stays_as_it_was() ->
     assert outcome(short)["outcome"] == "truncated"  # 79990/80000: planned work not reached
     error = "RuntimeError: NCCL communicator was aborted on rank 3.\n"
     assert outcome(PADDLESEG + error)["outcome"] == "nccl_error"
+
+
+def test_an_early_stop_after_n_epochs_then_the_best_epochs_summary_is_early_stopped() -> None:
+    log = (
+        "".join(
+            f"[pretrain] epoch {e:3d}/40  train={5 - e / 10:.4f}  heldout={5.3 - e / 20:.4f}\n"
+            for e in range(1, 29)
+        )
+        + "[pretrain] early stop after 28 epochs (no improvement for 6)\n"
+        + "pretrain-encoder: best epoch 22, held-out total 5.1822. wrote artifacts/encoder\n"
+    )
+    result = outcome(log)
+    assert result["outcome"] == "early_stopped"
+    assert result["evidence"].startswith("[pretrain] early stop after 28 epochs")
+
+
+def test_an_argparse_error_ends_the_last_launch_as_a_crash() -> None:
+    log = (
+        "Namespace(lr=0.001, epochs=1)\n"
+        + _epochs(1)
+        + "usage: main.py [-h] [--lr LR]\nmain.py: error: unrecognized arguments: -ws 8\n"
+    )
+    assert outcome(log)["outcome"] == "crashed"
+
+
+def test_a_traceback_that_logging_reports_is_not_the_end_and_n_epoch_plans_the_run() -> None:
+    logging_error = (
+        "--- Logging error ---\n"
+        + "Traceback (most recent call last):\n"
+        + '  File "/usr/lib/python3.11/logging/__init__.py", line 1110, in emit\n'
+        + "TypeError: not all arguments converted during string formatting\n"
+        + "Call stack:\n"
+        + "Message: 'loss %s'\n"
+    )
+    log = "train.py --n_epoch=5 --lr=5e-4\n" + _epochs(4)
+    assert outcome(log)["outcome"] == "truncated"  # 4 of the 5 epochs --n_epoch plans
+    result = outcome(log + "Epoch 5 - loss: 0.4000\n" + logging_error)
+    assert result["outcome"] == "completed" and result["evidence"].startswith("Epoch 5")

@@ -8,7 +8,8 @@ LOG = """\
 [2025-07-18 12:41:10,452][2131609] Fps is (10 sec: nan, 60 sec: nan, 300 sec: nan). Total num frames: 0. \
 Throughput: 0: nan. Samples: 0. Policy #0 lag: (min: -1.0, avg: -1.0, max: -1.0)
 [2025-07-18 12:41:15,452][2131609] Fps is (10 sec: 66354.9, 60 sec: 66218.6, 300 sec: 66218.6). \
-Total num frames: 4022272. Throughput: 0: 15756.9. Samples: 655914. Policy #0 lag: (min: 0.0, avg: 0.6, max: 2.0)
+Total num frames: 4022272. Throughput: 0: 15756.9. Samples: 655914. \
+Policy #0 lag: (min: 0.0, avg: 0.6, max: 2.0)
 [2025-07-18 12:41:15,453][2131609] Avg episode reward: [(0, '3.012')]
 [2025-07-18 12:41:15,454][2134819] Saving new best policy, reward=4.384!
 [2025-07-18 12:42:11,943][2131609] Collected {0: 4005888}, FPS: 61925.8

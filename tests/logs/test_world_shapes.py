@@ -110,7 +110,10 @@ def values(text: str) -> list[tuple[str, float, int | None, int | None]]:
             ],
         ),
         # a value and its spread
-        ("step 5 | acc: 0.91 +/- 0.02 | loss 0.4", [("accuracy", 0.91, 5), ("acc_std", 0.02, 5), ("loss", 0.4, 5)]),
+        (
+            "step 5 | acc: 0.91 +/- 0.02 | loss 0.4",
+            [("accuracy", 0.91, 5), ("acc_std", 0.02, 5), ("loss", 0.4, 5)],
+        ),
         # "DEV" is a split; a key's text value is no part of the next name; a rate per second
         ("step 5 | DEV : loss 0.52 | acc 0.9", [("val_loss", 0.52, 5), ("val_accuracy", 0.9, 5)]),
         ("step 10 phase=dense reward 0.75 kl 0.01", [("reward", 0.75, 10), ("kl", 0.01, 10)]),
