@@ -121,7 +121,10 @@ def _router(parsers: tuple[LineParser, ...]) -> Route:
 
 
 #: an ``srun --label`` prefix (not Darknet's iteration: `` 595: 0.81, 0.86 avg loss, …``)
-LABEL = re.compile(r"^\s{0,4}(\d{1,5}): (?![-\d.]+, [-\d.]+ avg)|^\[rank(\d{1,5})\]:\s?")
+LABEL = re.compile(
+    r"^\s{0,4}(\d{1,5}): (?![-\d.]+, [-\d.]+ avg)|^\[rank(\d{1,5})\]:\s?"
+    r"|^\[\d+,(\d{1,5})\]<std(?:out|err)>:"  # mpirun --tag-output, horovodrun: "[1,0]<stdout>:"
+)
 INERT_MAX = 8192
 
 
@@ -249,7 +252,7 @@ class LogParser:
         out: list[Record] = []
         for group in _group(raws):
             label = LABEL_BYTES.match(group[0])
-            rank = int(label.group(1) or label.group(2)) if label is not None else None
+            rank = int(label.group(1) or label.group(2) or label.group(3)) if label is not None else None
             if label is not None:
                 group = [_unlabelled(raw) for raw in group]
             text = group[0].decode("utf-8", "replace").rstrip()
@@ -315,12 +318,14 @@ class LogParser:
                 self._line = line
                 m = LABEL.match(text)
                 if m is not None:
-                    self._line_rank = int(m.group(1) or m.group(2))
+                    self._line_rank = int(m.group(1) or m.group(2) or m.group(3))
                     text = text[m.end() :]
                     if not text.strip():
                         continue
                 else:
                     self._line_rank = None
+            elif self._line_rank is not None and text.startswith("[") and (m := LABEL.match(text)):
+                text = text[m.end() :]  # each redraw of a tagged line carries the tag again
             rank = self._line_rank
             if ctx is None or ctx.rank != rank:
                 ctx = contexts.get(rank)

@@ -48,8 +48,10 @@ FLIP = bytes([1, 0]) + bytes(254)
 SHAPE_DELETE = b"0123456789 \t=>.#-+:" + bytes(range(0x80, 0x100))
 EPOCH_TOKEN = re.compile(rb"(?i:epoch)(?:\(\w+\))?\W{0,4}(\d+)|\bTrain: (\d+) \[")  # timm: "Train: 3 ["
 CSI_BYTES = re.compile(CSI.pattern.encode())
-LABEL = re.compile(rb"^\s{0,4}(\d{1,5}): (?![-\d.]+, [-\d.]+ avg)|^\[rank(\d{1,5})\]:")
-LABELLED = re.compile(rb"\n\s{0,4}\d{1,5}: |\n\[rank\d{1,5}\]:")  # literal \n first: a fast scan
+LABEL = re.compile(
+    rb"^\s{0,4}(\d{1,5}): (?![-\d.]+, [-\d.]+ avg)|^\[rank(\d{1,5})\]:|^\[\d+,(\d{1,5})\]<std(?:out|err)>:"
+)
+LABELLED = re.compile(rb"\n\s{0,4}\d{1,5}: |\n\[rank\d{1,5}\]:|\n\[\d+,\d{1,5}\]<std")  # literal \n first
 RECENT = 64
 #: Frames never thinned: Megatron's straggler reports (:mod:`gputui.logs.formats.megatron_straggler`), whose
 #: per-rank values the verdicts count report by report.

@@ -30,7 +30,8 @@ UNIT = (
 )
 TOKEN = re.compile(
     r"(?<![\w.@/#-])(?:(?:"
-    r"(?P<date>\d{4}[-/]\d\d[-/]\d\d(?:[_T]\d\d[:_]\d\d(?:[:_]\d\d)?)?)(?![\w])"  # a date, a time
+    r"(?P<date>\d{4}[-/]\d\d[-/]\d\d(?:[_T]\d\d[:_]\d\d(?:[:_]\d\d)?)?"  # a date, a time
+    r"|\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)(?![\w])"  # a month-day stamp: "06-06 05:03:01"
     r"|(?P<n>\d+)\s*/\s*(?P<m>\d+)(?![\w/]|\.\w)"  # a position "10/500", a fraction "9845/10000"
     r"|(?P<clock>(?:\d+ days?, )?\d{1,3}:\d\d(?::\d\d)?(?:\.\d+)?)(?![\w:])"  # a duration "0:13:11"
     r")(?![\w]|\.\w|-\d)"  # a full stop may end the sentence ("Inference done 11/3334.")
@@ -269,6 +270,7 @@ class _Builder:
         self.setting = False  # the value before was a setting (left out)
         self.pair_names: tuple[str, str] | None = None  # "Reconstruction/K-Means Loss": two names
         self.timed_head = ""  # "Speed: 0.2ms preprocess, 6.2ms inference": the heading of times named after
+        self.heading = ""  # the split of the latest label that opened with a split word ("Val loss")
 
     def add(self, token: re.Match, gap: str, label: Label) -> int | None:
         """Add one number; the offset to read on from (``None``: the line is no metric line)."""
@@ -433,7 +435,12 @@ class _Builder:
                 return False
             label = "took time"
         before = self.split
+        first = label.split(None, 1)[0].lower() if " " in label.strip() else ""
         name, scale, self.noun, self.split = named(label, unit, self.split, self.noun)
+        if first in SPLIT_WORDS:
+            self.heading = SPLIT_WORDS[first]  # "Val loss: …": the segment's split, for names seen before
+        elif self.heading and any(s.name == name for s in self.slots):  # "… | Val loss: 0.3, MAPE: 6.4"
+            name, scale = full_name(label, unit, self.heading)
         if label.lower() in SPLIT_WORDS and not self.body[: token.start()].rstrip().endswith("("):
             self.split = before  # "Eval: 0.0002 s/iter. Total: …": that split's time, not a section
         if (

@@ -336,3 +336,25 @@ def test_no_value_in_references_dates_keys_and_indexes(line: str) -> None:
     """Lines of a job that trained (``step 1 loss 0.5`` before) that still hold no measurement."""
     trained = "step 1 loss 0.5\nstep 2 loss 0.4\n"
     assert values(trained + line + "\n" + line.replace("1", "2") + "\n")[2:] == []
+
+
+def test_a_split_heading_names_repeated_names_and_tags_of_mpirun_are_ranks() -> None:
+    line = "Epoch 3 | Train Loss: 1.2 | Token Acc: 0.4 | Val Loss: 1.5 | Token Acc: 0.3 | lr: 0.001\n"
+    assert [(n, v) for n, v, _, _ in values(line)] == [
+        ("loss", 1.2),
+        ("token_acc", 0.4),
+        ("val_loss", 1.5),
+        ("val_token_acc", 0.3),
+        ("learning_rate", 0.001),
+    ]
+    tagged = "[1,2]<stdout>:step 5 | loss 0.25\n[1,2]<stdout>:step 6 | loss 0.24\n"
+    records = [r for r in parse_bytes(tagged.encode()) if r.kind == "metric"]
+    assert [(r.get("rank"), r.get("step"), r.get("value")) for r in records] == [(2, 5, 0.25), (2, 6, 0.24)]
+
+
+def test_a_keras_like_line_names_values_of_several_words_and_a_month_day_stamp_is_no_value() -> None:
+    assert values("125/125 - 25s - batch_cost: 0.2033 - reader cost: 0.1613\n")[-1][:2] == (
+        "reader_cost",
+        0.1613,
+    )
+    assert values("I | 06-06 05:03:01 |  jaqmc   | Start burn in 100 steps.\n") == []

@@ -28,7 +28,9 @@ HEADER = re.compile(r"^\s*Epoch (\d+)/(\d+)\s*$")
 # step/total, then either a bar ([===>..] or ━━━) or " - <elapsed>s"
 BAR = re.compile(r"^\s*(\d+)/(\d+)\s+(?:\[[=>.]*\]|[━─]+|(?=-\s+\d))(.*)$")
 COUNTLESS = re.compile(r"^\s*-\s+(\d+)s\s+-\s+(.*)$")
-PAIR = re.compile(r"(?:^|\s-\s|\s)([A-Za-z_][\w./@]*):\s(" + NUM + r")(?=\s|$)", re.IGNORECASE)
+PAIR = re.compile(  # a name of up to three words: PaddleSeg's "- reader cost: 0.16"
+    r"(?:^|\s-\s|\s)([A-Za-z_][\w./@]*(?: [A-Za-z][\w./@]*){0,2}):\s(" + NUM + r")(?=\s|$)", re.IGNORECASE
+)
 ELAPSED = re.compile(r"(?:^|\s)(\d+)(ms|s)(?=\s|$)")
 EARLY = re.compile(r"^\s*Epoch (\d+): early stopping")
 EPOCH_LINE = re.compile(r"\s*Epoch \d+(?:/|: early stopping|: ReduceLROnPlateau )")  # any of these 3
