@@ -400,6 +400,11 @@ class _Builder:
         if self.pending and all(w in STATE_VERBS for w in gap.strip(" =(:").split()):
             label, self.pending = self.pending, ""
             return token.end() if self._metric(token, label) else None
+        rest = body[token.end() :].strip()
+        if gap.strip(" )") == "-" and unit is not None and unit.lower() in TIME_UNITS and not rest:
+            return token.end()  # "loss: 0.03 (94.0 %) - 9.9 secs": the time so far, a progress counter
+        if gap.replace(" ", "") == "]," and not rest:
+            return token.end()  # "[Avg. Loss, Loss]: [10.4, 7.2], 0": a number after the named list
         if last and gap.strip() in ("+/-", "±", "+-"):  # "episode_reward=115.83 +/- 0.00": its spread
             return token.end() if self._metric(token, f"{self.last_label} std") else None
         closes = body[token.end() :].lstrip()[:1] == ")"

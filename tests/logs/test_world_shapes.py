@@ -358,3 +358,13 @@ def test_a_keras_like_line_names_values_of_several_words_and_a_month_day_stamp_i
         0.1613,
     )
     assert values("I | 06-06 05:03:01 |  jaqmc   | Start burn in 100 steps.\n") == []
+
+
+def test_a_number_after_a_named_list_an_elapsed_time_and_a_loguru_prefix_are_no_values() -> None:
+    assert values("Epoch 10    [Avg. Loss, Loss]: [10.4449, 7.1693], 0\n") == [
+        ("avg_loss", 10.4449, None, 10),
+        ("loss", 7.1693, None, 10),
+    ]
+    assert values("Epoch 1 Train batch 1/925 | loss: 0.03176 - 9.9 secs\n") == [("loss", 0.03176, 1, 1)]
+    loguru = "2021-11-11 00:01:30.834 | INFO     | __main__:train:35 - step 5 loss: 2.5035\n"
+    assert values(loguru) == [("loss", 2.5035, 5, None)]

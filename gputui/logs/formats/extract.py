@@ -41,6 +41,7 @@ PREFIX = re.compile(
     r"|[IWEF]\d{4} [\d:.]+\s+\d+ [\w./-]+:\d+\]"
     r"|[IWEF] [\w./-]+:\d+\]"  # TensorFlow's C++ log after its time: "I external/xla/service.cc:163]"
     r"|\[?[\w.-]+\.py:\d+[^\]\s]*\]?"
+    r"|[\w.<>-]+:[\w.<>-]+:\d+(?=\s-\s)"  # loguru's "{name}:{function}:{line} - "
     r"|[\w.]+(?= - (?:INFO|WARNING|DEBUG)\b)"
     r"|[\w.]+ (?=(?:INFO|WARNING|WARN|DEBUG|ERROR)\b)"  # PaddleOCR's "root INFO:"
     r"|[^\[\]|\n]{0,60}\|[^|\n]{0,80}\|\s*[\d?]+/[\d?]+\s*\[[^\]\n]{0,60}\]"  # a tqdm bar before the line
