@@ -14,6 +14,7 @@ without being parsed (``docs/log-formats.md``).
 
 from __future__ import annotations
 
+import codecs
 import copy
 import re
 import time as _time
@@ -195,6 +196,8 @@ class LogParser:
         # catch-up mode: (shape, context kind) of frames that gave nothing and changed nothing; later
         # frames of that shape in that kind of context are counted, not parsed (docs/log-formats.md)
         self._inert: set[tuple] = set()
+        self._started = False  # the first bytes were seen (a byte-order mark is looked for there)
+        self._utf16: codecs.IncrementalDecoder | None = None  # PowerShell's "> log.txt" writes UTF-16
 
     def _route_each(self, text: str, ctx: Context, now: float) -> list[Record] | None:
         for parser in self.parsers:
@@ -221,6 +224,12 @@ class LogParser:
 
     def feed(self, data: bytes, now: float | None = None) -> list[Record]:
         """Records of the frames these bytes finished."""
+        if not self._started and data:
+            self._started = True
+            if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # a UTF-16 byte-order mark: read as UTF-8
+                self._utf16 = codecs.getincrementaldecoder("utf-16")("replace")
+        if self._utf16 is not None:
+            data = self._utf16.decode(data).encode()
         normalizer = self.normalizer
         frames = normalizer.feed(data)
         if normalizer.skipped:

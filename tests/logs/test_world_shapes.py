@@ -368,3 +368,14 @@ def test_a_number_after_a_named_list_an_elapsed_time_and_a_loguru_prefix_are_no_
     assert values("Epoch 1 Train batch 1/925 | loss: 0.03176 - 9.9 secs\n") == [("loss", 0.03176, 1, 1)]
     loguru = "2021-11-11 00:01:30.834 | INFO     | __main__:train:35 - step 5 loss: 2.5035\n"
     assert values(loguru) == [("loss", 2.5035, 5, None)]
+
+
+def test_a_utf16_log_with_its_byte_order_mark_is_read() -> None:
+    text = "epoch 1 | loss 0.5\nepoch 2 | loss 0.25\nTraining completed successfully!\n"
+    data = "\ufeff".encode("utf-16-le") + text.encode("utf-16-le")  # PowerShell's "python train.py > log"
+    records = parse_bytes(data)
+    assert [(r.get("name"), r.get("value")) for r in records if r.kind == "metric"] == [
+        ("loss", 0.5),
+        ("loss", 0.25),
+    ]
+    assert [r.get("outcome") for r in records if r.get("event") == "outcome"] == ["completed"]
