@@ -119,6 +119,9 @@ class Context:
     epoch: int | None = None  # the most recent epoch a line named
     step: int | None = None  # the most recent step a line named (the extractor's lines)
     trained: bool = False  # a metric was read on this stream (a training run prints them)
+    #: values read under an announced epoch before any training output: given with the stream's next
+    #: records (or when a later epoch is announced), dropped when the epoch is announced again or the log ends
+    held: list[Any] = field(default_factory=list)
     series_lines: int = 0  # lines the series stage looked at (catch-up: such a line is never inert)
     epoch_base: int | None = None
     keras_epoch: int | None = None  # a Keras ``Epoch N/M`` header waiting for its final frame

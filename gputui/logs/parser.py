@@ -48,6 +48,7 @@ from gputui.logs.formats import (
 from gputui.logs.normalize import DEFAULT_MAX_FRAME, Frame
 from gputui.logs.outcome import RECENT_FRAMES, OutcomeTracker
 from gputui.logs.outcome import gate as outcome_gate
+from gputui.logs.runs import start_marker
 from gputui.logs.thinning import LABEL as LABEL_BYTES
 from gputui.logs.thinning import SHAPE_DELETE, ThinningNormalizer
 from gputui.logs.unread import Unread
@@ -127,6 +128,8 @@ LABEL = re.compile(
     r"|^\[\d+,(\d{1,5})\]<std(?:out|err)>:"  # mpirun --tag-output, horovodrun: "[1,0]<stdout>:"
 )
 INERT_MAX = 8192
+#: An epoch line without values that closes its epoch (``==end-of-epoch 2==``), not one that announces it.
+FOOTER = re.compile(r"\b(?:end|ends|ended|finish(?:ed)?|done|complete[d]?|summary)\b", re.IGNORECASE)
 
 
 def _state(ctx: Context) -> tuple:
@@ -367,6 +370,14 @@ class LogParser:
                 unread.see(text, shapes[index] if inert is not None else None)  # type: ignore[index]
             elif inert is not None:
                 unread.read(shapes[index])  # type: ignore[index]
+            if not records and ctx.header_frame == ctx.frames and FOOTER.search(text) is None:
+                tracker.announced = (line, text.strip()[:500])  # "**** EPOCH 003 ****": announced
+            if ctx.held:
+                if records:  # training output: the values held under its epoch's header ran
+                    records = ctx.held + records
+                    ctx.held = []
+                elif start_marker(text) is not None:
+                    ctx.held = []  # a launch starting over: that epoch never ran
             if records:
                 if self.job is not None:
                     for record in records:

@@ -226,3 +226,32 @@ def test_a_traceback_that_logging_reports_is_not_the_end_and_n_epoch_plans_the_r
     assert outcome(log)["outcome"] == "truncated"  # 4 of the 5 epochs --n_epoch plans
     result = outcome(log + "Epoch 5 - loss: 0.4000\n" + logging_error)
     assert result["outcome"] == "completed" and result["evidence"].startswith("Epoch 5")
+
+
+def test_values_under_an_announced_epoch_wait_for_it_to_run() -> None:
+    launch = (
+        "Namespace(lr=0.01, max_epoch=250)\n**** EPOCH 000 ****\n"
+        "Current learning rate: 0.010000\nCurrent BN decay momentum: 0.500000\n"
+    )
+    never_ran = parse_bytes((launch * 3).encode())
+    assert [r for r in never_ran if r.kind == "metric"] == []  # launches that printed no batch
+    assert outcome(launch * 3)["outcome"] == "truncated"  # the epoch it announced never ran
+    ran = launch + "mean loss: 2.41\naccuracy: 0.29\n**** EPOCH 001 ****\nCurrent learning rate: 0.009000\n"
+    got = [
+        (r.get("name"), r.get("value"), r.get("epoch"))
+        for r in parse_bytes(ran.encode())
+        if r.kind == "metric"
+    ]
+    assert got == [
+        ("current_learning_rate", 0.01, 0),
+        ("current_bn_decay_momentum", 0.5, 0),
+        ("mean_loss", 2.41, 0),
+        ("accuracy", 0.29, 0),
+        ("current_learning_rate", 0.009, 1),
+    ]
+
+
+def test_a_line_that_closes_an_epoch_announces_nothing() -> None:
+    log = "epoch 1\nstep 10 | loss 0.5\nepoch 2\nstep 20 | loss 0.4\n==end-of-epoch 2==\n"
+    assert outcome(log)["outcome"] == "unknown"  # no plan stated; not "truncated" at an announcement
+    assert outcome(log.replace("==end-of-epoch 2==", "epoch 3"))["outcome"] == "truncated"

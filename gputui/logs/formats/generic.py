@@ -331,7 +331,11 @@ class GenericParser:
                 or (len(spans) == 1 and text[: spans[0][1]].endswith("  "))
             ):
                 return None  # before any value was read; an indented "  weight_decay: 0.05" is a setting
-            return self._emit(pairs, "context", ctx.epoch, None, ctx, now, head, anchored=False)
+            records = self._emit(pairs, "context", ctx.epoch, None, ctx, now, head, anchored=False)
+            if not ctx.trained:  # "**** EPOCH 000 ****" then "Current learning rate: 0.01": not yet run
+                ctx.held += records
+                return []
+            return records
         epoch = int(text[em[0] : em[1]]) if em is not None else None
         if epoch is not None:
             ctx.epoch = epoch
@@ -343,7 +347,7 @@ class GenericParser:
             return self._emit(pairs, "step", epoch, step, ctx, now, head, anchored=False)
         if not pairs:
             ctx.header_epoch, ctx.header_frame = epoch, ctx.frames
-            return []
+            return _announced(ctx, epoch)
         out = self._emit(pairs, "epoch", epoch, None, ctx, now, head, anchored=True)
         if ctx.rank is None and "[rank" in text:
             marker = RANK_MARK.search(text)  # "epoch 3 [rank 0]: ..." (gputui's trainers): that rank's row
@@ -376,6 +380,16 @@ class GenericParser:
             named.append((name, value))
         emit(out, named, NAME, scope, ctx, now, epoch, step, stamp(head) if head else None)
         return out
+
+
+def _announced(ctx: Context, epoch: int | None) -> list[Record]:
+    """An epoch's header: the values held under an earlier epoch are given (that epoch ran); under the
+    same epoch (a second block of it, or a launch starting over) they stay held."""
+    held = ctx.held
+    if held and epoch is not None and held[0].fields.get("epoch", epoch) < epoch:
+        ctx.held = []
+        return held
+    return []
 
 
 PARSER = GenericParser()
