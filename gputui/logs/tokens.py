@@ -69,6 +69,8 @@ TAIL = re.compile(
     re.I,
 )
 LIST = re.compile(r"\[([A-Za-z][^\[\]]*)\]\s*[:=]\s*\[([^\[\]]*)\]")
+#: ``p1v(min/mean/max/std)=(0.1, 0.2, 0.3, 0.05)``: a name, its parts' names, a tuple of their values
+PARTS = re.compile(r"([A-Za-z][\w.-]*)\(([A-Za-z]\w*(?:/[A-Za-z]\w*)+)\)\s*[:=]\s*\(([^()]*)\)")
 MODULE_PRINTOUT = re.compile(
     r"^\s*(?:\(\w+\):\s*)?[A-Z]\w*\((?:\w+=|\d+,|\))|Namespace\(|torch\.Size\(|\barray\(|\btensor\(|\bshape\b"
 )
@@ -135,6 +137,13 @@ def _named_lists(body: str) -> tuple[dict[int, str], list[tuple[int, int]]]:
     """``[Avg. Loss, Loss]: [10.4, 7.1]``: the name of each value of such a list, by its offset."""
     named_at: dict[int, str] = {}
     spans = []
+    for m in PARTS.finditer(body) if "/" in body and "(" in body else ():
+        names = [f"{m.group(1)} {part}" for part in m.group(2).split("/")]
+        values = [t for t in TOKEN.finditer(m.group(3)) if t.group("v")]
+        spans.append((m.start(3), m.end(3)))
+        if len(names) == len(values):
+            for name, value in zip(names, values, strict=True):
+                named_at[m.start(3) + value.start()] = name
     for m in LIST.finditer(body):
         names = [n.strip() for n in m.group(1).split(",")]
         values = [t for t in TOKEN.finditer(m.group(2)) if t.group("v") or t.group("clock")]

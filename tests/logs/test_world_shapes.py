@@ -379,3 +379,20 @@ def test_a_utf16_log_with_its_byte_order_mark_is_read() -> None:
         ("loss", 0.25),
     ]
     assert [r.get("outcome") for r in records if r.get("event") == "outcome"] == ["completed"]
+
+
+def test_values_in_a_bar_description_and_a_tuple_of_named_parts() -> None:
+    bar = (
+        "Epoch: 0, L1: 0.202, Gen: 2.533:  12%|#   | 60/496 [00:41<05:00, 1.45it/s]\r"
+        "Epoch: 0, L1: 0.201, Gen: 2.5:  12%|#   | 61/496 [00:41<05:00, 1.45it/s]\r"
+        "Epoch: 0, L1: 0.2, Gen: 2.4: 100%|#   | 496/496 [05:41<00:00, 1.45it/s]\n"
+    )
+    assert values(bar) == [  # the second frame is of the same printed second: thinned
+        ("l1", 0.202, 60, 0),
+        ("gen", 2.533, 60, 0),
+        ("l1", 0.2, 496, 0),
+        ("gen", 2.4, 496, 0),
+        ("epoch_time_s", 341.0, 496, 0),
+    ]
+    parts = "step 3 | p1v(min/mean/max/std)=(0.1, 0.2, 0.3, 0.05) | loss 0.5\n"
+    assert [n for n, *_ in values(parts)] == ["p1v_min", "p1v_mean", "p1v_max", "p1v_std", "loss"]

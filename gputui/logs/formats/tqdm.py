@@ -30,6 +30,14 @@ BAR = re.compile(
 )
 EPOCH_DESC = re.compile(r"\bepoch\s*[:#]?\s*(\d+)(?:\s*/\s*(\d+))?", re.IGNORECASE)
 POSTFIX = re.compile(r"(?:^|,\s*)([A-Za-z_][\w./@ -]*?)=\s*(" + NUM + r")(?=\s*(?:,|$))", re.IGNORECASE)
+#: ``name: value`` pairs in a description (``Epoch: 0, L1: 0.202, Gen: 2.533:  12%|…``): the bar's values too.
+DESC_PAIR = re.compile(
+    r"(?:^|[,|;]\s*|\s-\s|\s{2,})([A-Za-z_][\w./@-]*(?: [A-Za-z_][\w./@-]*){0,2}):\s*(" + NUM + r")"
+    r"(?=\s*(?:[,|;]|\s-\s|:?\s*$))",
+    re.IGNORECASE,
+)
+COUNTERS = frozenset({"epoch", "step", "iter", "iteration", "batch", "round", "episode"})
+DIGITS = str.maketrans("", "", "0123456789.")
 
 
 class TqdmParser:
@@ -68,10 +76,10 @@ class TqdmParser:
         final = total > 0 and n == total
         clock = None
         if not final:
-            clock = (seen[3], m.group("elapsed"))  # the percentage's padding is not a new bar
+            clock = (seen[3].translate(DIGITS), m.group("elapsed"))  # padding, values: not a new bar
             if clock == ctx.bar_clock:
                 return []  # same bar, same printed second: thinned (docs/log-formats.md)
-        pairs = []
+        pairs = _described(desc) if ":" in desc else []
         for pm in POSTFIX.finditer(m.group("rest") or ""):
             key = pm.group(1).strip()
             value = to_float(pm.group(2))
@@ -93,12 +101,13 @@ class TqdmParser:
         """A bar that names no epoch (``Training progress: 10/30000 [..., Loss=0.249]``): its postfix
         values at its position, one per printed second as for epoch bars."""
         rest = m.group("rest") or ""
-        if "=" not in rest:
+        described = _described(seen[0]) if ":" in seen[0] else []
+        if "=" not in rest and not described:
             return []
-        clock = (seen[3], m.group("elapsed"))
+        clock = (seen[3].translate(DIGITS), m.group("elapsed"))
         if clock == ctx.bar_clock and n != int(m.group("total")):  # its last frame always
             return []
-        pairs = []
+        pairs = described
         for pm in POSTFIX.finditer(rest):
             key = pm.group(1).strip()
             value = to_float(pm.group(2))
@@ -109,6 +118,17 @@ class TqdmParser:
         if out:
             ctx.bar_clock = clock
         return out
+
+
+def _described(desc: str) -> list[tuple[str, float]]:
+    """The values a description names (its counters left out: they are the bar's position)."""
+    pairs = []
+    for pm in DESC_PAIR.finditer(desc.rstrip().rstrip(":")):
+        key = pm.group(1).strip()
+        value = to_float(pm.group(2))
+        if value is not None and key.lower() not in COUNTERS and is_metric_name(key):
+            pairs.append((key, value))
+    return pairs
 
 
 PARSER = TqdmParser()
