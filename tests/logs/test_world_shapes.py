@@ -396,3 +396,15 @@ def test_values_in_a_bar_description_and_a_tuple_of_named_parts() -> None:
     ]
     parts = "step 3 | p1v(min/mean/max/std)=(0.1, 0.2, 0.3, 0.05) | loss 0.5\n"
     assert [n for n, *_ in values(parts)] == ["p1v_min", "p1v_mean", "p1v_max", "p1v_std", "loss"]
+
+
+def test_a_memory_value_with_its_unit_after_name_equals() -> None:
+    line = (  # DeepSpeed's timer line
+        "epoch=0/micro_step=3/global_step=3, CurrSamplesPerSec=2.05, "
+        "MemAllocated=13.69GB, MaxMemAllocated=28.8GB\n"
+    )
+    assert values(line) == [
+        ("currsamplespersec", 2.05, 3, 0),
+        ("memallocated_gb", 13.69, 3, 0),
+        ("maxmemallocated_gb", 28.8, 3, 0),
+    ]

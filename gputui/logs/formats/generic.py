@@ -45,10 +45,11 @@ PAIR = re.compile(
     + WORD
     + r"(?: [\w(][\w./@()]*){0,8}?)\s*[:=]\s*("
     + NUM
-    + r")(\s*%|(?:ms|s|sec|secs|min)(?!\w)|[kKMB](?![\w.]))?(?![\w./:]|,\d)",
+    + r")(\s*%|(?:ms|s|sec|secs|min)(?!\w)|[KMGT]i?B(?![\w.])|[kKMB](?![\w.]))?(?![\w./:]|,\d)",
     re.IGNORECASE,
 )
 UNIT = re.compile(r"\s*(ms|s|sec|secs|seconds|min|mins|minutes)\b", re.IGNORECASE)
+MEMORY_UNIT = re.compile(r"\s?([KMGT]i?B)(?![\w.])")
 TAB_SEGMENT = re.compile(r"^\s*([A-Za-z][\w ./@()-]*?)\s+(" + NUM + r")\s*$", re.IGNORECASE)
 PREFIX = re.compile(
     r"^(?:\s*\[(?:\d{4}-\d\d-\d\d[^\]]*|[A-Z]+|[\w.-]+\.(?:py|cc|cpp|c|h):\d+[^\]]*|\d\d:\d\d:\d\d[^\]]*)\]"
@@ -230,6 +231,9 @@ def plan_of(text: str) -> Plan:
         name = None
         if not any(c.isdigit() for c in label):
             name = _named(snake(label) + "_pct" if pct else snake(label), prefix)
+            memory = MEMORY_UNIT.match(body, value_end)
+            if memory is not None:  # "MemAllocated=13.69GB": memallocated_gb
+                name = f"{name}_{memory.group(1).lower()}"
         pairs.append((name, label_start, label_end, value_start, value_end, pct, after))
     return start, em and em.span(1), sm and sm.span(1), pairs, prefix
 
