@@ -232,6 +232,7 @@ def build_parser() -> argparse.ArgumentParser:
             "keras",
             "tqdm",
             "hf",
+            "open_clip",
             "mmengine",
             "timm",
             "pytorch",

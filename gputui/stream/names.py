@@ -41,6 +41,7 @@ STEP_TIMES = {
     "iter_time_s": 1.0,
     "iteration_time_s": 1.0,
     "batch_time_s": 1.0,
+    "batch_t": 1.0,  # OpenCLIP's "Batch (t): 4.571": seconds per batch
     "time_per_step_s": 1.0,
     "step_time_ms": 1e-3,
     "elapsed_time_per_iteration_ms": 1e-3,  # Megatron: "elapsed time per iteration (ms): 850.2"
