@@ -342,6 +342,10 @@ class _Builder:
             kind = None  # "step:400 ep:40": episodes, the step counts
         if kind == "step" and label.text.lower() == "batch" and any(s.kind == "step" for s in self.slots):
             return token.end()  # "[000500/50000] … | batch 16": after the line's position, a batch size
+        if kind is not None and " " in label.text:
+            first = label.text.split(None, 1)[0].lower()
+            if first in SPLIT_WORDS:
+                self.split = SPLIT_WORDS[first]  # "val step:0 loss: 3.27": the values after are val_
         if kind is not None:
             raw = token.group("v")
             if raw is None or not raw.isdigit():
@@ -453,6 +457,8 @@ class _Builder:
         name, scale, self.noun, self.split = named(label, unit, self.split, self.noun)
         if first in SPLIT_WORDS:
             self.heading = SPLIT_WORDS[first]  # "Val loss: …": the segment's split, for names seen before
+            if self.slots and self.slots[-1].kind in ("epoch", "step"):
+                self.split = self.heading  # "END epoch:1   val loss_avg: 3.6 top1_avg: 0.15": the line's
         elif self.heading and any(s.name == name for s in self.slots):  # "… | Val loss: 0.3, MAPE: 6.4"
             name, scale = full_name(label, unit, self.heading)
         if label.lower() in SPLIT_WORDS and not self.body[: token.start()].rstrip().endswith("("):

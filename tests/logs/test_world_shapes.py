@@ -408,3 +408,12 @@ def test_a_memory_value_with_its_unit_after_name_equals() -> None:
         ("memallocated_gb", 13.69, 3, 0),
         ("maxmemallocated_gb", 28.8, 3, 0),
     ]
+
+
+def test_a_split_word_before_the_counter_or_right_after_it_names_the_line() -> None:
+    step_line = "epoch:[  1/25 ] val step:0    loss: 3.27431 top1: 0.12500 batch_cost: 4.21128 sec\n"
+    assert [n for n, *_ in values(step_line)] == ["val_loss", "val_accuracy", "val_batch_cost_s"]
+    end_line = "END epoch:1   val loss_avg: 3.62249 top1_avg: 0.14896 avg_ips: 60.82658\n"
+    assert [n for n, *_ in values(end_line)] == ["val_loss_avg", "val_top1_avg", "val_avg_ips"]
+    train_line = "END epoch:1   train loss_avg: 3.94312  top1_avg: 0.10801\n"
+    assert [n for n, *_ in values(train_line)] == ["loss_avg", "top1_avg"]
