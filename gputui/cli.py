@@ -226,6 +226,7 @@ def build_parser() -> argparse.ArgumentParser:
             "darknet",
             "flower",
             "sample_factory",
+            "sacrebleu",
             "kvtable",
             "ultralytics",
             "fairseq",
