@@ -417,3 +417,8 @@ def test_a_split_word_before_the_counter_or_right_after_it_names_the_line() -> N
     assert [n for n, *_ in values(end_line)] == ["val_loss_avg", "val_top1_avg", "val_avg_ips"]
     train_line = "END epoch:1   train loss_avg: 3.94312  top1_avg: 0.10801\n"
     assert [n for n, *_ in values(train_line)] == ["loss_avg", "top1_avg"]
+
+
+def test_a_percentage_in_a_bar_postfix_is_read_with_its_unit() -> None:
+    bar = "Epoch 1:  50%|#    | 24/48 [00:10<00:10, 2.4it/s, CE=4.576, acc=1.8%]\n"
+    assert values(bar) == [("ce", 4.576, 24, 1), ("acc_pct", 1.8, 24, 1)]

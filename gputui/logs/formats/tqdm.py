@@ -29,7 +29,7 @@ BAR = re.compile(
     r"\s*\[(?P<elapsed>[\d:]+)(?:<[^,\]]*)?(?:,\s*(?P<rest>[^\]]*))?\]\s*$"
 )
 EPOCH_DESC = re.compile(r"\bepoch\s*[:#]?\s*(\d+)(?:\s*/\s*(\d+))?", re.IGNORECASE)
-POSTFIX = re.compile(r"(?:^|,\s*)([A-Za-z_][\w./@ -]*?)=\s*(" + NUM + r")(?=\s*(?:,|$))", re.IGNORECASE)
+POSTFIX = re.compile(r"(?:^|,\s*)([A-Za-z_][\w./@ -]*?)=\s*(" + NUM + r")(%?)(?=\s*(?:,|$))", re.IGNORECASE)
 #: ``name: value`` pairs in a description (``Epoch: 0, L1: 0.202, Gen: 2.533:  12%|…``): the bar's values too.
 DESC_PAIR = re.compile(
     r"(?:^|[,|;]\s*|\s-\s|\s{2,})([A-Za-z_][\w./@-]*(?: [A-Za-z_][\w./@-]*){0,2}):\s*(" + NUM + r")"
@@ -84,7 +84,7 @@ class TqdmParser:
             key = pm.group(1).strip()
             value = to_float(pm.group(2))
             if value is not None and is_metric_name(key):
-                pairs.append((key, value))
+                pairs.append((f"{key}_pct" if pm.group(3) else key, value))  # "acc=1.8%"
         source = LIGHTNING if seen[2] else NAME
         out: list[Record] = []
         emit(out, pairs, source, "epoch" if final else "step", ctx, now, epoch, n)
@@ -112,7 +112,7 @@ class TqdmParser:
             key = pm.group(1).strip()
             value = to_float(pm.group(2))
             if value is not None and is_metric_name(key):
-                pairs.append((key, value))
+                pairs.append((f"{key}_pct" if pm.group(3) else key, value))  # "acc=1.8%"
         out: list[Record] = []
         emit(out, pairs, NAME, "step", ctx, now, None, n)
         if out:
