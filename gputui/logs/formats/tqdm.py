@@ -80,11 +80,7 @@ class TqdmParser:
             if clock == ctx.bar_clock:
                 return []  # same bar, same printed second: thinned (docs/log-formats.md)
         pairs = _described(desc) if ":" in desc else []
-        for pm in POSTFIX.finditer(m.group("rest") or ""):
-            key = pm.group(1).strip()
-            value = to_float(pm.group(2))
-            if value is not None and is_metric_name(key):
-                pairs.append((f"{key}_pct" if pm.group(3) else key, value))  # "acc=1.8%"
+        pairs += _postfix_pairs(m.group("rest") or "")
         source = LIGHTNING if seen[2] else NAME
         out: list[Record] = []
         emit(out, pairs, source, "epoch" if final else "step", ctx, now, epoch, n)
@@ -108,16 +104,23 @@ class TqdmParser:
         if clock == ctx.bar_clock and n != int(m.group("total")):  # its last frame always
             return []
         pairs = described
-        for pm in POSTFIX.finditer(rest):
-            key = pm.group(1).strip()
-            value = to_float(pm.group(2))
-            if value is not None and is_metric_name(key):
-                pairs.append((f"{key}_pct" if pm.group(3) else key, value))  # "acc=1.8%"
+        pairs += _postfix_pairs(rest)
         out: list[Record] = []
         emit(out, pairs, NAME, "step", ctx, now, None, n)
         if out:
             ctx.bar_clock = clock
         return out
+
+
+def _postfix_pairs(rest: str) -> list[tuple[str, float]]:
+    """The ``name=value`` pairs of a bar's postfix; a percentage is ``*_pct`` (``acc=1.8%``)."""
+    pairs = []
+    for pm in POSTFIX.finditer(rest):
+        key = pm.group(1).strip()
+        value = to_float(pm.group(2))
+        if value is not None and is_metric_name(key):
+            pairs.append((f"{key}_pct" if pm.group(3) else key, value))
+    return pairs
 
 
 def _described(desc: str) -> list[tuple[str, float]]:
